@@ -1,0 +1,36 @@
+#pragma once
+// Devices: the eager CPU device and lazy devices, which record ops until a barrier.
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace lt {
+
+struct Device {
+  enum class Kind : std::uint8_t { cpu, lazy };
+  Kind kind = Kind::cpu;
+  int index = 0;
+
+  constexpr bool is_lazy() const { return kind == Kind::lazy; }
+  std::string str() const { return kind == Kind::cpu ? "cpu" : "lazy:" + std::to_string(index); }
+  friend constexpr bool operator==(const Device&, const Device&) = default;
+  friend std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+};
+
+/// The eager device: ops run when called.
+inline constexpr Device cpu{Device::Kind::cpu, 0};
+
+/// Lazy device number `index`.
+constexpr Device lazy(int index = 0) { return {Device::Kind::lazy, index}; }
+
+}  // namespace lt
+
+namespace lt {
+namespace detail {
+// Per thread, so that replica threads can each address their own device later.
+inline thread_local int current_lazy_index = 0;
+}  // namespace detail
+
+/// The current lazy device (`lazy:0` unless a replica has set another).
+inline Device device() { return lazy(detail::current_lazy_index); }
+}  // namespace lt

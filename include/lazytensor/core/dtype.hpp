@@ -1,0 +1,120 @@
+#pragma once
+// Element types, their sizes and names, and PyTorch's type promotion.
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+#include <type_traits>
+
+#include "lazytensor/core/error.hpp"
+
+namespace lt {
+
+/// Element type of a tensor. The numbering is stable: it enters hashes and files.
+enum class DType : std::uint8_t { boolean = 0, i32 = 1, i64 = 2, f32 = 3, f64 = 4, bf16 = 5 };
+
+inline constexpr DType boolean = DType::boolean;
+inline constexpr DType i32 = DType::i32;
+inline constexpr DType i64 = DType::i64;
+inline constexpr DType f32 = DType::f32;
+inline constexpr DType f64 = DType::f64;
+inline constexpr DType bf16 = DType::bf16;
+
+constexpr std::size_t itemsize(DType t) {
+  switch (t) {
+    case DType::boolean: return 1;
+    case DType::i32: return 4;
+    case DType::i64: return 8;
+    case DType::f32: return 4;
+    case DType::f64: return 8;
+    case DType::bf16: return 2;
+  }
+  return 0;
+}
+
+constexpr std::string_view name(DType t) {
+  switch (t) {
+    case DType::boolean: return "bool";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
+
+constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64 || t == DType::bf16; }
+constexpr bool is_integral(DType t) { return t == DType::i32 || t == DType::i64; }
+
+/// The element type a C++ type stores as.
+template <class T> struct dtype_of;
+template <> struct dtype_of<bool> { static constexpr DType value = DType::boolean; };
+template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
+template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
+template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
+
+/// A type tag for dtype dispatch.
+template <class T> struct Tag { using type = T; };
+
+/// Calls `f(Tag<T>{})` with the C++ type stored by `t`. bf16 has storage but no kernels yet.
+template <class F>
+decltype(auto) visit(DType t, F&& f) {
+  switch (t) {
+    case DType::boolean: return f(Tag<bool>{});
+    case DType::i32: return f(Tag<std::int32_t>{});
+    case DType::i64: return f(Tag<std::int64_t>{});
+    case DType::f32: return f(Tag<float>{});
+    case DType::f64: return f(Tag<double>{});
+    case DType::bf16: break;
+  }
+  fail("dtype ", name(t), " has no kernels yet");
+}
+
+/// Promotion of two dtypes of the same standing (torch.promote_types).
+constexpr DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::bf16 || b == DType::bf16) {
+    DType other = a == DType::bf16 ? b : a;
+    return other == DType::f32 || other == DType::f64 ? other : DType::bf16;
+  }
+  return static_cast<std::uint8_t>(a) > static_cast<std::uint8_t>(b) ? a : b;
+}
+
+/// The dtype PyTorch gives a Python scalar of this kind when it meets tensors.
+constexpr DType default_float = DType::f32;
+
+/// What an operand contributes to type promotion (at::native::result_type): tensors with
+/// dimensions outrank zero-dim tensors, which outrank wrapped scalars, unless a lower group
+/// is of a higher category (bool < integer < floating).
+class ResultType {
+ public:
+  enum class Standing { dimensioned, zero_dim, wrapped };
+  constexpr void add(DType t, Standing s) {
+    DType& slot = s == Standing::dimensioned ? dim_ : s == Standing::zero_dim ? zero_ : wrapped_;
+    bool& seen = s == Standing::dimensioned ? has_dim_ : s == Standing::zero_dim ? has_zero_ : has_wrapped_;
+    if (s == Standing::wrapped && is_floating(t)) t = default_float;
+    slot = seen ? promote_types(slot, t) : t;
+    seen = true;
+  }
+  constexpr DType result() const {
+    auto [t, any] = combine(has_zero_, zero_, has_wrapped_, wrapped_);
+    return combine(has_dim_, dim_, any, t).first;
+  }
+
+ private:
+  static constexpr int category(DType t) { return is_floating(t) ? 2 : is_integral(t) ? 1 : 0; }
+  static constexpr std::pair<DType, bool> combine(bool has_hi, DType hi, bool has_lo, DType lo) {
+    if (!has_hi) return {lo, has_lo};
+    if (!has_lo) return {hi, true};
+    if (category(lo) > category(hi)) return {promote_types(hi, lo), true};
+    return {hi, true};
+  }
+  DType dim_{}, zero_{}, wrapped_{};
+  bool has_dim_ = false, has_zero_ = false, has_wrapped_ = false;
+};
+
+}  // namespace lt

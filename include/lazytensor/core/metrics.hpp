@@ -1,0 +1,182 @@
+#pragma once
+// Counters and timed metrics, readable by name and as a text report.
+// Lives in core so that every layer can count without depending on the runtime.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace lt::metrics {
+
+/// A monotonically increasing count. Handles are stable for the life of the process.
+class Counter {
+ public:
+  void add(std::int64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  std::int64_t value() const { return value_.load(std::memory_order_relaxed); }
+  void reset() { value_.store(0, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::int64_t> value_{0};
+};
+
+/// Timed samples in seconds; keeps the most recent `window` for percentiles.
+class Timer {
+ public:
+  static constexpr std::size_t window = 1024;
+  void record(double seconds) {
+    std::lock_guard lock(mu_);
+    if (samples_.size() < window) samples_.push_back(seconds);
+    else samples_[count_ % window] = seconds;
+    ++count_;
+    total_ += seconds;
+  }
+  struct Summary {
+    std::int64_t count = 0;
+    double total = 0;
+    std::vector<double> sorted;  // the retained window, ascending
+    double percentile(double p) const {
+      if (sorted.empty()) return 0;
+      auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+      return sorted[std::min(i, sorted.size() - 1)];
+    }
+  };
+  Summary summary() const {
+    std::lock_guard lock(mu_);
+    Summary s{count_, total_, samples_};
+    std::sort(s.sorted.begin(), s.sorted.end());
+    return s;
+  }
+  void reset() {
+    std::lock_guard lock(mu_);
+    samples_.clear();
+    count_ = 0;
+    total_ = 0;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<double> samples_;
+  std::int64_t count_ = 0;
+  double total_ = 0;
+};
+
+namespace detail {
+struct Registry {
+  std::mutex mu;
+  // std::map keeps node addresses stable and the report sorted by name.
+  std::map<std::string, std::unique_ptr<Counter>, std::less<>> counters;
+  std::map<std::string, std::unique_ptr<Timer>, std::less<>> timers;
+};
+inline Registry& registry() {
+  static Registry r;
+  return r;
+}
+template <class T, class Map>
+T& find_or_make(Map& map, std::string_view name) {
+  std::lock_guard lock(registry().mu);
+  auto it = map.find(name);
+  if (it == map.end()) it = map.emplace(std::string(name), std::make_unique<T>()).first;
+  return *it->second;
+}
+}  // namespace detail
+
+/// The counter named `name`, created at zero on first use. Keep the reference: look-up locks.
+inline Counter& counter_handle(std::string_view name) {
+  return detail::find_or_make<Counter>(detail::registry().counters, name);
+}
+inline Timer& timer_handle(std::string_view name) {
+  return detail::find_or_make<Timer>(detail::registry().timers, name);
+}
+
+/// Current value of a counter (0 if it never counted).
+inline std::int64_t counter(std::string_view name) {
+  auto& r = detail::registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.counters.find(name);
+  return it == r.counters.end() ? 0 : it->second->value();
+}
+
+/// Names of the counters that have counted something.
+inline std::vector<std::string> counter_names() {
+  auto& r = detail::registry();
+  std::lock_guard lock(r.mu);
+  std::vector<std::string> names;
+  for (auto& [n, c] : r.counters)
+    if (c->value() != 0) names.push_back(n);
+  return names;
+}
+
+/// Samples recorded for a timed metric.
+inline Timer::Summary timer(std::string_view name) { return timer_handle(name).summary(); }
+
+/// Sets every counter and timed metric back to zero.
+inline void reset() {
+  auto& r = detail::registry();
+  std::lock_guard lock(r.mu);
+  for (auto& [n, c] : r.counters) c->reset();
+  for (auto& [n, t] : r.timers) t->reset();
+}
+
+/// Times a scope into a Timer.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(Timer& t) : t_(t), start_(std::chrono::steady_clock::now()) {}
+  ~ScopedTimer() {
+    t_.record(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
+
+ private:
+  Timer& t_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+namespace detail {
+inline std::string format_seconds(double s) {
+  char buf[64];
+  if (s >= 1) std::snprintf(buf, sizeof buf, "%.3fs", s);
+  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3fms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3fus", s * 1e6);
+  return buf;
+}
+}  // namespace detail
+
+/// Text report of every timed metric with samples and every non-zero counter.
+inline std::string report() {
+  auto& r = detail::registry();
+  std::vector<std::pair<std::string, Timer*>> timers;
+  std::vector<std::pair<std::string, std::int64_t>> counters;
+  {
+    std::lock_guard lock(r.mu);
+    for (auto& [n, t] : r.timers) timers.emplace_back(n, t.get());
+    for (auto& [n, c] : r.counters)
+      if (c->value() != 0) counters.emplace_back(n, c->value());
+  }
+  std::string out;
+  for (auto& [name, t] : timers) {
+    auto s = t->summary();
+    if (s.count == 0) continue;
+    out += "Metric: " + name + "\n";
+    out += "  TotalSamples: " + std::to_string(s.count) + "\n";
+    out += "  Accumulator: " + detail::format_seconds(s.total) + "\n";
+    out += "  Percentiles: ";
+    const double ps[] = {1, 5, 10, 20, 50, 80, 90, 95, 99};
+    for (std::size_t i = 0; i < std::size(ps); ++i) {
+      char head[16];
+      std::snprintf(head, sizeof head, "%g%%=", ps[i]);
+      out += (i ? "; " : "") + std::string(head) + detail::format_seconds(s.percentile(ps[i]));
+    }
+    out += "\n";
+  }
+  for (auto& [name, v] : counters) out += "Counter: " + name + "\n  Value: " + std::to_string(v) + "\n";
+  return out;
+}
+
+}  // namespace lt::metrics

@@ -1,0 +1,97 @@
+#pragma once
+// Binary and ternary elementwise ops with NumPy broadcasting and PyTorch type promotion.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "lazytensor/ops/elementwise_rules.hpp"
+
+namespace lt::binary {
+
+template <class T> constexpr bool is_int = std::is_integral_v<T>;
+
+struct Add { template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); } };
+struct Sub { template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); } };
+struct Mul { template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); } };
+struct Div { template <class T> T operator()(T a, T b) const { return a / b; } };
+struct Pow {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_int<T>) {
+      if (b < 0) {
+        // Integer results of negative powers are 0 except for bases 1 and -1.
+        LT_CHECK(a != 0, "pow: 0 to a negative integer power");
+        return a == 1 ? T(1) : a == -1 ? (b % 2 ? T(-1) : T(1)) : T(0);
+      }
+      T r = 1;
+      for (T base = a, e = b; e; e >>= 1, base = static_cast<T>(base * base))
+        if (e & 1) r = static_cast<T>(r * base);
+      return r;
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+/// NaN in either operand gives NaN, as torch.maximum.
+struct Maximum {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (!is_int<T>) if (a != a || b != b) return a != a ? a : b;
+    return a < b ? b : a;
+  }
+};
+struct Minimum {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (!is_int<T>) if (a != a || b != b) return a != a ? a : b;
+    return b < a ? b : a;
+  }
+};
+/// C's fmod: the result has the sign of the dividend.
+struct Fmod {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_int<T>) {
+      LT_CHECK(b != 0, "fmod: integer division by zero");
+      return static_cast<T>(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+struct Atan2 { template <class T> T operator()(T a, T b) const { return std::atan2(a, b); } };
+struct Eq { template <class T> bool operator()(T a, T b) const { return a == b; } };
+struct Ne { template <class T> bool operator()(T a, T b) const { return a != b; } };
+struct Lt { template <class T> bool operator()(T a, T b) const { return a < b; } };
+struct Le { template <class T> bool operator()(T a, T b) const { return a <= b; } };
+struct Gt { template <class T> bool operator()(T a, T b) const { return a > b; } };
+struct Ge { template <class T> bool operator()(T a, T b) const { return a >= b; } };
+struct LogicalAnd { template <class T> bool operator()(T a, T b) const { return a != T(0) && b != T(0); } };
+struct LogicalOr { template <class T> bool operator()(T a, T b) const { return a != T(0) || b != T(0); } };
+/// The condition arrives converted to the compute type: non-zero means true.
+struct Where { template <class T> T operator()(T c, T a, T b) const { return c != T(0) ? a : b; } };
+
+/// Integer fmod needs a non-bool type; bool operands promote nothing, so reject them.
+using IntOrFloat = rules::Promote<false>;
+
+inline constexpr OpDesc add = elementwise_op<2, Add, rules::Promote<>>(OpId::add, "add");
+inline constexpr OpDesc sub = elementwise_op<2, Sub, rules::Promote<false>>(OpId::sub, "sub");
+inline constexpr OpDesc mul = elementwise_op<2, Mul, rules::Promote<>>(OpId::mul, "mul");
+inline constexpr OpDesc div = elementwise_op<2, Div, rules::ToFloat>(OpId::div, "div");
+inline constexpr OpDesc pow = elementwise_op<2, Pow, rules::Promote<>>(OpId::pow, "pow");
+inline constexpr OpDesc maximum = elementwise_op<2, Maximum, rules::Promote<>>(OpId::maximum, "maximum");
+inline constexpr OpDesc minimum = elementwise_op<2, Minimum, rules::Promote<>>(OpId::minimum, "minimum");
+inline constexpr OpDesc fmod = elementwise_op<2, Fmod, IntOrFloat>(OpId::fmod, "fmod");
+inline constexpr OpDesc atan2 = elementwise_op<2, Atan2, rules::ToFloat>(OpId::atan2, "atan2");
+inline constexpr OpDesc eq = elementwise_op<2, Eq, rules::ToBool>(OpId::eq, "eq");
+inline constexpr OpDesc ne = elementwise_op<2, Ne, rules::ToBool>(OpId::ne, "ne");
+inline constexpr OpDesc lt = elementwise_op<2, Lt, rules::ToBool>(OpId::lt, "lt");
+inline constexpr OpDesc le = elementwise_op<2, Le, rules::ToBool>(OpId::le, "le");
+inline constexpr OpDesc gt = elementwise_op<2, Gt, rules::ToBool>(OpId::gt, "gt");
+inline constexpr OpDesc ge = elementwise_op<2, Ge, rules::ToBool>(OpId::ge, "ge");
+inline constexpr OpDesc logical_and = elementwise_op<2, LogicalAnd, rules::ToBool>(OpId::logical_and, "logical_and");
+inline constexpr OpDesc logical_or = elementwise_op<2, LogicalOr, rules::ToBool>(OpId::logical_or, "logical_or");
+inline constexpr OpDesc where = elementwise_op<3, Where, rules::Select>(OpId::where, "where");
+
+inline constexpr std::array all = {&add, &sub, &mul, &div, &pow, &maximum, &minimum, &fmod,
+                                        &atan2, &eq, &ne, &lt, &le, &gt, &ge, &logical_and,
+                                        &logical_or, &where};
+
+}  // namespace lt::binary

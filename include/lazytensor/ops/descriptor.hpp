@@ -1,0 +1,74 @@
+#pragma once
+// The op descriptor: everything the tracer, the executors and (later) autograd need to know
+// about one op. Passes dispatch on `kind` and traits, never on a particular op.
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lazytensor/core/array.hpp"
+#include "lazytensor/core/hash.hpp"
+#include "lazytensor/ops/op_id.hpp"
+
+namespace lt {
+
+enum class OpKind : std::uint8_t {
+  leaf,         // data already on the device
+  creation,     // makes values from attributes alone (full, arange, rand, ...)
+  elementwise,  // out[i] depends on in[i] of each (broadcast) input: fusible
+  reduction,    // reduces a set of dims
+  movement,     // rearranges or selects elements (views, cat, gather, ...)
+  contraction,  // matmul, conv2d
+  window,       // pooling
+};
+
+/// Shape, dtype and standing of a value, known at trace time.
+struct Meta {
+  Shape shape;
+  DType dtype = DType::f32;
+  bool wrapped_number = false;  // a C++ scalar operand: weakest in type promotion
+};
+
+/// Op attributes: integers (dims, sizes, flags, dtypes) and reals (scalars, eps, p).
+/// Their meaning is fixed per op by its descriptor.
+struct Attrs {
+  std::vector<std::int64_t> ints;
+  std::vector<double> floats;
+
+  std::int64_t i(std::size_t k) const { return ints[k]; }
+  double f(std::size_t k) const { return floats[k]; }
+  hash_t hash(hash_t h) const {
+    h = hash_combine(h, ints.size());
+    if (!ints.empty()) h = hash_bytes(ints.data(), ints.size() * sizeof(std::int64_t), h);
+    h = hash_combine(h, floats.size());
+    if (!floats.empty()) h = hash_bytes(floats.data(), floats.size() * sizeof(double), h);
+    return h;
+  }
+  friend bool operator==(const Attrs&, const Attrs&) = default;
+};
+
+/// Shape and dtype rule: validates the operands and returns the result's Meta. Throws
+/// lt::Error with the reason only; the tracer adds the op name and the operands.
+using InferFn = Meta (*)(std::span<const Meta> in, const Attrs& attrs);
+/// Computes the op into `out`, a fresh contiguous View of the inferred Meta.
+using KernelFn = void (*)(std::span<const View> in, const View& out, const Attrs& attrs);
+/// For ops that can alias their input: sets `out` to a View of in[0]'s memory and returns
+/// true, or returns false when this input needs a copy (then `kernel` runs).
+using ViewFn = bool (*)(std::span<const View> in, const Attrs& attrs, View& out);
+
+/// Reverse-mode rule, supplied by the autograd layer; the ops layer only keeps the slot.
+struct GradContext;
+using GradFn = void (*)(GradContext&);
+
+struct OpDesc {
+  OpId id;
+  std::string_view name;
+  OpKind kind;
+  int arity;  // number of tensor inputs; -1: any number (cat)
+  InferFn infer;
+  KernelFn kernel;
+  ViewFn view = nullptr;
+  GradFn grad = nullptr;
+};
+
+}  // namespace lt

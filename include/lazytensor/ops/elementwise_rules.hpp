@@ -1,0 +1,89 @@
+#pragma once
+// Dtype rules of elementwise ops (PyTorch's), and the descriptor builder that pairs a
+// functor with a rule. A rule says which dtype results, which dtype the functor computes
+// in, and which compute types it has kernels for.
+#include <span>
+#include <type_traits>
+
+#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/elementwise.hpp"
+
+namespace lt {
+
+/// The promoted dtype of operands, Metas or Views (torch.result_type).
+template <class Operand>
+DType result_type(std::span<const Operand> in) {
+  ResultType r;
+  for (const Operand& m : in)
+    r.add(m.dtype, m.wrapped_number ? ResultType::Standing::wrapped
+                   : m.shape.rank() == 0 ? ResultType::Standing::zero_dim
+                                         : ResultType::Standing::dimensioned);
+  return r.result();
+}
+
+template <class T> inline constexpr bool is_float_type = std::is_floating_point_v<T>;
+
+namespace rules {
+
+/// Result keeps the promoted dtype (add, mul, maximum, neg, abs, ...).
+template <bool AllowBool = true>
+struct Promote {
+  template <class T> static constexpr bool supports = true;
+  static DType result(std::span<const Meta> in) {
+    DType t = result_type(in);
+    LT_CHECK(AllowBool || t != DType::boolean, "not supported for bool operands");
+    return t;
+  }
+  static DType compute(std::span<const View>, DType out) { return out; }
+};
+
+/// Result is floating: integers and bools compute in the default float (exp, div, atan2).
+struct ToFloat {
+  template <class T> static constexpr bool supports = is_float_type<T>;
+  static DType result(std::span<const Meta> in) {
+    DType t = result_type(in);
+    return is_floating(t) ? t : default_float;
+  }
+  static DType compute(std::span<const View>, DType out) { return out; }
+};
+
+/// Result is bool, computed in the operands' promoted dtype (eq, lt, isnan, logical_and).
+struct ToBool {
+  template <class T> static constexpr bool supports = true;
+  static DType result(std::span<const Meta>) { return DType::boolean; }
+  static DType compute(std::span<const View> in, DType) { return result_type(in); }
+};
+
+/// Like Promote, but the first operand is a bool condition that does not take part (where).
+struct Select {
+  template <class T> static constexpr bool supports = true;
+  static DType result(std::span<const Meta> in) {
+    LT_CHECK(in[0].dtype == DType::boolean, "the condition must be bool, not ", name(in[0].dtype));
+    return result_type(in.subspan(1));
+  }
+  static DType compute(std::span<const View>, DType out) { return out; }
+};
+
+}  // namespace rules
+
+/// Broadcast shape of all operands, dtype from the rule.
+template <class Rule>
+Meta elementwise_infer(std::span<const Meta> in, const Attrs&) {
+  Shape s = in[0].shape;
+  for (const Meta& m : in.subspan(1)) {
+    Shape next;
+    LT_CHECK(try_broadcast(s, m.shape, next), "shapes ", s, " and ", m.shape, " do not broadcast");
+    s = next;
+  }
+  for (const Meta& m : in) LT_CHECK(m.dtype != DType::bf16, "bf16 has no kernels yet");
+  return {s, Rule::result(in)};
+}
+
+/// Descriptor of an elementwise op with N tensor operands.
+template <std::size_t N, class Fn, class Rule>
+constexpr OpDesc elementwise_op(OpId id, std::string_view name) {
+  return OpDesc{id, name, OpKind::elementwise, static_cast<int>(N), &elementwise_infer<Rule>,
+                &kernels::elementwise_kernel<Fn, Rule, N>};
+}
+
+}  // namespace lt

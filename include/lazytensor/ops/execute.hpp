@@ -1,0 +1,45 @@
+#pragma once
+// Running one op on arrays: the step shared by the eager device and the reference executor.
+#include <array>
+#include <atomic>
+#include <span>
+#include <string>
+
+#include "lazytensor/core/metrics.hpp"
+#include "lazytensor/ops/descriptor.hpp"
+
+namespace lt {
+
+/// The "lt::<op>" counter of an op, looked up once per op.
+inline metrics::Counter& op_counter(const OpDesc& d) {
+  static std::array<std::atomic<metrics::Counter*>, op_id_limit> handles{};
+  auto& slot = handles[static_cast<std::size_t>(d.id)];
+  metrics::Counter* c = slot.load(std::memory_order_acquire);
+  if (c == nullptr) {
+    c = &metrics::counter_handle("lt::" + std::string(d.name));
+    slot.store(c, std::memory_order_release);
+  }
+  return *c;
+}
+
+/// Runs `d` on `in`, producing a value of Meta `out`: an alias of in[0] where the op is a
+/// view of it, otherwise a fresh contiguous array written by the kernel.
+inline Array execute_op(const OpDesc& d, std::span<const Array> in, const Attrs& attrs, const Meta& out) {
+  constexpr std::size_t inline_inputs = 4;
+  std::array<View, inline_inputs> small;
+  std::vector<View> large;
+  std::span<View> views = in.size() <= inline_inputs ? std::span<View>(small.data(), in.size())
+                                                     : std::span<View>((large.resize(in.size()), large));
+  for (std::size_t k = 0; k < in.size(); ++k) views[k] = in[k].view;
+  op_counter(d).add();
+  if (d.view != nullptr) {
+    View v;
+    if (d.view(views, attrs, v)) return in[0].alias(v);
+  }
+  Array result = Array::empty(out.dtype, out.shape);
+  result.view.wrapped_number = out.wrapped_number;
+  if (out.shape.numel() > 0) d.kernel(views, result.view, attrs);
+  return result;
+}
+
+}  // namespace lt

@@ -1,0 +1,117 @@
+#pragma once
+// The elementwise engine: one kernel template serves every unary, binary and ternary op.
+// An op is a functor plus a dtype rule; operands of any dtype, broadcast and strides are
+// read in chunks of the compute type, so each op instantiates only per compute type.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
+
+namespace lt::kernels {
+
+inline constexpr std::int64_t chunk_size = 512;
+
+/// A functor that reads attributes is built from them; a plain one is default-built.
+template <class Fn>
+Fn make_functor(const Attrs& a) {
+  if constexpr (std::is_constructible_v<Fn, const Attrs&>) return Fn(a);
+  else return Fn{};
+}
+
+/// The type a kernel computes in for values of dtype t: bool and i32 widen to i64, so that
+/// each op instantiates at most three compute types (which keeps the headers quick to build).
+inline DType compute_dtype(DType t) { return is_floating(t) ? t : DType::i64; }
+
+template <class F>
+decltype(auto) visit_compute(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: return f(Tag<float>{});
+    case DType::f64: return f(Tag<double>{});
+    default: return f(Tag<std::int64_t>{});
+  }
+}
+
+/// The per-op part of an elementwise kernel: apply the functor over n contiguous values of
+/// each input. Everything else (broadcast, strides, dtypes, threads) is shared code below,
+/// so each op instantiates only this loop: that keeps the headers quick to build.
+struct ApplyFn {
+  void (*apply)(const void* const* src, void* dst, std::int64_t n, const void* functor);
+  DType compute;  // the type the inputs are read as
+  DType result;   // the type apply writes
+  const void* functor;
+};
+
+template <class Tc, std::size_t N, class Fn>
+void apply_loop(const void* const* src, void* dst, std::int64_t n, const void* functor) {
+  const Fn& fn = *static_cast<const Fn*>(functor);
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    const Tc* s[N] = {static_cast<const Tc*>(src[I])...};
+    auto* d = static_cast<decltype(fn(s[I][0]...))*>(dst);
+    for (std::int64_t i = 0; i < n; ++i) d[i] = fn(s[I][i]...);
+  }(std::make_index_sequence<N>{});
+}
+
+template <class Tc, std::size_t N, class Fn>
+ApplyFn make_apply(const Fn& fn) {
+  using R = decltype([]<std::size_t... I>(std::index_sequence<I...>, const Fn& f) {
+    return f((static_cast<void>(I), Tc{})...);
+  }(std::make_index_sequence<N>{}, fn));
+  return {&apply_loop<Tc, N, Fn>, dtype_v<Tc>, dtype_v<R>, &fn};
+}
+
+inline constexpr std::size_t max_elementwise_inputs = 3;
+
+/// out = apply(in...) elementwise, with broadcasting, any strides and any input dtypes.
+inline void map_elements(std::span<const View> in, const View& out, const ApplyFn& f) {
+  std::size_t n_in = in.size();
+  LT_CHECK(n_in <= max_elementwise_inputs, "elementwise ops take at most 3 inputs");
+  Operand ops[max_elementwise_inputs] = {Operand(in[0], out.shape), Operand(in[n_in > 1 ? 1 : 0], out.shape),
+                                         Operand(in[n_in > 2 ? 2 : 0], out.shape)};
+  bool direct = out.dtype == f.result;
+  for (std::size_t k = 0; k < n_in; ++k) direct = direct && ops[k].dense && ops[k].dtype == f.compute;
+  std::size_t in_size = itemsize(f.compute), out_size = itemsize(out.dtype);
+  parallel_for_each_block(out.numel(), 1, [&](std::int64_t begin, std::int64_t end) {
+    if (direct) {  // plain arrays of the compute type: one call over the block
+      const void* src[max_elementwise_inputs];
+      for (std::size_t k = 0; k < n_in; ++k) src[k] = ops[k].data + begin * static_cast<std::int64_t>(in_size);
+      f.apply(src, out.data + begin * static_cast<std::int64_t>(out_size), end - begin, f.functor);
+      return;
+    }
+    alignas(64) std::byte buf[max_elementwise_inputs][chunk_size * sizeof(double)];
+    alignas(64) std::byte res[chunk_size * sizeof(double)];
+    const void* src[max_elementwise_inputs] = {buf[0], buf[1], buf[2]};
+    for (std::int64_t b = begin; b < end; b += chunk_size) {
+      std::int64_t n = std::min(end, b + chunk_size) - b;
+      for (std::size_t k = 0; k < n_in; ++k)
+        visit_compute(f.compute, [&]<class Tc>(Tag<Tc>) {
+          load_chunk<Tc>(ops[k], out.shape, b, b + n, reinterpret_cast<Tc*>(buf[k]));
+        });
+      f.apply(src, res, n, f.functor);
+      visit(f.result, [&]<class R>(Tag<R>) {
+        const R* r = reinterpret_cast<const R*>(res);
+        visit(out.dtype, [&]<class T>(Tag<T>) {
+          T* d = out.ptr<T>() + b;
+          for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(r[i]);
+        });
+      });
+    }
+  });
+}
+
+/// The kernel of an elementwise op: picks the compute type from the rule, then maps.
+template <class Fn, class Rule, std::size_t N>
+void elementwise_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  DType compute = compute_dtype(Rule::compute(in, out.dtype));
+  Fn fn = make_functor<Fn>(attrs);
+  visit_compute(compute, [&]<class Tc>(Tag<Tc>) {
+    if constexpr (Rule::template supports<Tc>) map_elements(in, out, make_apply<Tc, N>(fn));
+    else fail("no kernel for compute dtype ", name(compute));
+  });
+}
+
+}  // namespace lt::kernels

@@ -1,0 +1,45 @@
+#pragma once
+// Leaves of a step graph: device data, C++ scalars, and the dtype cast.
+#include <array>
+#include <cstdint>
+
+#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
+
+namespace lt::leaf {
+
+/// Data already on the device. It has no kernel: executors read the node's Array.
+inline Meta no_infer(std::span<const Meta>, const Attrs&) { fail("device data is made by the tracer, not inferred"); }
+
+/// A C++ scalar operand. attrs: ints {dtype, integer value}, floats {floating value}.
+inline Meta scalar_infer(std::span<const Meta>, const Attrs& a) {
+  return {Shape{}, static_cast<DType>(a.ints[0]), true};
+}
+inline void scalar_kernel(std::span<const View>, const View& out, const Attrs& a) {
+  visit(out.dtype, [&]<class T>(Tag<T>) {
+    *out.ptr<T>() = std::is_floating_point_v<T> ? static_cast<T>(a.floats[0]) : static_cast<T>(a.ints[1]);
+  });
+}
+
+/// attrs: ints {target dtype}.
+inline Meta cast_infer(std::span<const Meta> in, const Attrs& a) {
+  auto t = static_cast<DType>(a.ints[0]);
+  LT_CHECK(t != DType::bf16 && in[0].dtype != DType::bf16, "bf16 has no kernels yet");
+  return {in[0].shape, t};
+}
+inline void cast_kernel(std::span<const View> in, const View& out, const Attrs&) { kernels::copy_into(in[0], out); }
+/// A cast to the same dtype is the input itself.
+inline bool cast_view(std::span<const View> in, const Attrs& a, View& out) {
+  if (in[0].dtype != static_cast<DType>(a.ints[0])) return false;
+  out = in[0];
+  out.wrapped_number = false;
+  return true;
+}
+
+inline constexpr OpDesc device_data{OpId::device_data, "device_data", OpKind::leaf, 0, &no_infer, nullptr};
+inline constexpr OpDesc scalar{OpId::scalar, "scalar", OpKind::creation, 0, &scalar_infer, &scalar_kernel};
+inline constexpr OpDesc cast{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view};
+
+inline constexpr std::array all = {&device_data, &scalar, &cast};
+
+}  // namespace lt::leaf

@@ -1,0 +1,129 @@
+#pragma once
+// Unary elementwise ops: a functor and a dtype rule each.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "lazytensor/ops/elementwise_rules.hpp"
+
+namespace lt::unary {
+
+template <class T> constexpr bool is_int = std::is_integral_v<T>;
+
+struct Neg { template <class T> T operator()(T x) const { return -x; } };
+struct Abs {
+  template <class T> T operator()(T x) const {
+    if constexpr (is_int<T>) return x < 0 ? -x : x;
+    else return std::abs(x);
+  }
+};
+struct Exp { template <class T> T operator()(T x) const { return std::exp(x); } };
+struct Log { template <class T> T operator()(T x) const { return std::log(x); } };
+struct Log1p { template <class T> T operator()(T x) const { return std::log1p(x); } };
+struct Expm1 { template <class T> T operator()(T x) const { return std::expm1(x); } };
+struct Sqrt { template <class T> T operator()(T x) const { return std::sqrt(x); } };
+struct Rsqrt { template <class T> T operator()(T x) const { return T(1) / std::sqrt(x); } };
+struct Sin { template <class T> T operator()(T x) const { return std::sin(x); } };
+struct Cos { template <class T> T operator()(T x) const { return std::cos(x); } };
+struct Tanh { template <class T> T operator()(T x) const { return std::tanh(x); } };
+struct Erf { template <class T> T operator()(T x) const { return std::erf(x); } };
+struct Sigmoid { template <class T> T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); } };
+struct Relu {
+  // NaN passes through, as in PyTorch.
+  template <class T> T operator()(T x) const { return x < T(0) ? T(0) : x; }
+};
+/// attrs.ints[0]: 0 = exact (erf) form, 1 = tanh approximation.
+struct Gelu {
+  bool tanh_form;
+  explicit Gelu(const Attrs& a) : tanh_form(!a.ints.empty() && a.ints[0] == 1) {}
+  template <class T> T operator()(T x) const {
+    if (tanh_form) {
+      const T k = T(0.7978845608028654);  // sqrt(2 / pi)
+      return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+    }
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
+  }
+};
+struct Silu { template <class T> T operator()(T x) const { return x / (T(1) + std::exp(-x)); } };
+/// attrs.floats: {beta, threshold}; above the threshold softplus is linear, as in PyTorch.
+struct Softplus {
+  double beta = 1, threshold = 20;
+  explicit Softplus(const Attrs& a) {
+    if (a.floats.size() == 2) beta = a.floats[0], threshold = a.floats[1];
+  }
+  template <class T> T operator()(T x) const {
+    T bx = x * T(beta);
+    return bx > T(threshold) ? x : std::log1p(std::exp(bx)) / T(beta);
+  }
+};
+struct Sign {
+  template <class T> T operator()(T x) const {
+    return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
+};
+struct Floor { template <class T> T operator()(T x) const { if constexpr (is_int<T>) return x; else return std::floor(x); } };
+struct Ceil { template <class T> T operator()(T x) const { if constexpr (is_int<T>) return x; else return std::ceil(x); } };
+/// Half to even, as torch.round.
+struct Round { template <class T> T operator()(T x) const { if constexpr (is_int<T>) return x; else return std::nearbyint(x); } };
+struct Reciprocal { template <class T> T operator()(T x) const { return T(1) / x; } };
+struct LogicalNot { template <class T> bool operator()(T x) const { return x == T(0); } };
+struct IsNan { template <class T> bool operator()(T x) const { if constexpr (is_int<T>) return false; else return std::isnan(x); } };
+struct IsInf { template <class T> bool operator()(T x) const { if constexpr (is_int<T>) return false; else return std::isinf(x); } };
+
+/// attrs: ints {has_min, has_max, bounds_are_floating}, floats {min, max}. NaN passes through.
+struct Clamp {
+  bool has_min, has_max;
+  double lo, hi;
+  explicit Clamp(const Attrs& a) : has_min(a.ints[0] != 0), has_max(a.ints[1] != 0), lo(a.floats[0]), hi(a.floats[1]) {}
+  template <class T> T operator()(T x) const {
+    if constexpr (!is_int<T>)
+      if (std::isnan(x)) return x;
+    if (has_min && x < static_cast<T>(lo)) x = static_cast<T>(lo);
+    if (has_max && x > static_cast<T>(hi)) x = static_cast<T>(hi);
+    return x;
+  }
+};
+
+inline Meta clamp_infer(std::span<const Meta> in, const Attrs& a) {
+  LT_CHECK(a.ints.size() == 3 && a.floats.size() == 2, "clamp takes {has_min, has_max, floating} and {min, max}");
+  LT_CHECK(a.ints[0] || a.ints[1], "at least one of min and max must be given");
+  Meta bound{{}, a.ints[2] ? DType::f64 : DType::i64, true};
+  Meta operands[] = {in[0], bound};
+  return {in[0].shape, result_type(std::span<const Meta>(operands))};
+}
+
+inline constexpr OpDesc neg = elementwise_op<1, Neg, rules::Promote<false>>(OpId::neg, "neg");
+inline constexpr OpDesc abs = elementwise_op<1, Abs, rules::Promote<>>(OpId::abs, "abs");
+inline constexpr OpDesc exp = elementwise_op<1, Exp, rules::ToFloat>(OpId::exp, "exp");
+inline constexpr OpDesc log = elementwise_op<1, Log, rules::ToFloat>(OpId::log, "log");
+inline constexpr OpDesc log1p = elementwise_op<1, Log1p, rules::ToFloat>(OpId::log1p, "log1p");
+inline constexpr OpDesc expm1 = elementwise_op<1, Expm1, rules::ToFloat>(OpId::expm1, "expm1");
+inline constexpr OpDesc sqrt = elementwise_op<1, Sqrt, rules::ToFloat>(OpId::sqrt, "sqrt");
+inline constexpr OpDesc rsqrt = elementwise_op<1, Rsqrt, rules::ToFloat>(OpId::rsqrt, "rsqrt");
+inline constexpr OpDesc sin = elementwise_op<1, Sin, rules::ToFloat>(OpId::sin, "sin");
+inline constexpr OpDesc cos = elementwise_op<1, Cos, rules::ToFloat>(OpId::cos, "cos");
+inline constexpr OpDesc tanh = elementwise_op<1, Tanh, rules::ToFloat>(OpId::tanh, "tanh");
+inline constexpr OpDesc erf = elementwise_op<1, Erf, rules::ToFloat>(OpId::erf, "erf");
+inline constexpr OpDesc sigmoid = elementwise_op<1, Sigmoid, rules::ToFloat>(OpId::sigmoid, "sigmoid");
+inline constexpr OpDesc relu = elementwise_op<1, Relu, rules::Promote<false>>(OpId::relu, "relu");
+inline constexpr OpDesc gelu = elementwise_op<1, Gelu, rules::ToFloat>(OpId::gelu, "gelu");
+inline constexpr OpDesc silu = elementwise_op<1, Silu, rules::ToFloat>(OpId::silu, "silu");
+inline constexpr OpDesc softplus = elementwise_op<1, Softplus, rules::ToFloat>(OpId::softplus, "softplus");
+inline constexpr OpDesc sign = elementwise_op<1, Sign, rules::Promote<>>(OpId::sign, "sign");
+inline constexpr OpDesc floor = elementwise_op<1, Floor, rules::Promote<false>>(OpId::floor, "floor");
+inline constexpr OpDesc ceil = elementwise_op<1, Ceil, rules::Promote<false>>(OpId::ceil, "ceil");
+inline constexpr OpDesc round = elementwise_op<1, Round, rules::Promote<false>>(OpId::round, "round");
+inline constexpr OpDesc reciprocal = elementwise_op<1, Reciprocal, rules::ToFloat>(OpId::reciprocal, "reciprocal");
+inline constexpr OpDesc logical_not = elementwise_op<1, LogicalNot, rules::ToBool>(OpId::logical_not, "logical_not");
+inline constexpr OpDesc isnan = elementwise_op<1, IsNan, rules::ToBool>(OpId::isnan, "isnan");
+inline constexpr OpDesc isinf = elementwise_op<1, IsInf, rules::ToBool>(OpId::isinf, "isinf");
+inline constexpr OpDesc clamp{OpId::clamp, "clamp", OpKind::elementwise, 1, &clamp_infer,
+                              &kernels::elementwise_kernel<Clamp, rules::Promote<>, 1>};
+
+inline constexpr std::array all = {
+    &neg, &abs, &exp, &log, &log1p, &expm1, &sqrt, &rsqrt, &sin, &cos, &tanh, &erf, &sigmoid,
+    &relu, &gelu, &silu, &softplus, &sign, &floor, &ceil, &round, &reciprocal, &logical_not,
+    &isnan, &isinf, &clamp};
+
+}  // namespace lt::unary

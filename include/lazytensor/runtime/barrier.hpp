@@ -1,0 +1,52 @@
+#pragma once
+// The barrier: computes every pending value of a lazy device, then cuts the graph, so that
+// results become device data and the graph does not grow across steps.
+#include <vector>
+
+#include "lazytensor/core/metrics.hpp"
+#include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/runtime/reference_executor.hpp"
+#include "lazytensor/trace/lazy_context.hpp"
+
+namespace lt {
+
+namespace detail {
+/// Computes `targets` together and rebinds each to a device_data leaf of its value. On a
+/// failure the targets keep their pending values, so reading one raises the error again.
+inline void compute_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets) {
+  std::vector<NodePtr> roots;
+  roots.reserve(targets.size());
+  for (const auto& t : targets) roots.push_back(t->node);
+  std::vector<Array> values = run_reference(roots);
+  for (std::size_t k = 0; k < targets.size(); ++k) targets[k]->node = make_data_node(leaf::device_data, values[k]);
+}
+}  // namespace detail
+
+/// The barrier of lazy device `dev`: runs its pending graph. Nothing to run is not an error.
+inline void sync(Device dev = device()) {
+  LT_CHECK(dev.is_lazy(), "sync: ", dev, " is not a lazy device");
+  metrics::counter_handle("MarkStep").add();
+  auto pending = lazy_context(dev.index).take_pending();
+  if (!pending.empty()) detail::compute_and_cut(pending);
+}
+
+/// Alias of sync(), PyTorch/XLA's name.
+inline void mark_step(Device dev = device()) { sync(dev); }
+
+/// Waits until every queued step has finished. Steps run synchronously for now, so a
+/// returning sync() has already finished its step.
+inline void wait_device_ops() {}
+
+/// The value of `t`, computing what it still needs (not a barrier: other pending tensors
+/// stay pending).
+inline Array materialize(const Tensor& t) {
+  TensorImpl& impl = t.impl();
+  if (!impl.device.is_lazy()) return impl.data;
+  if (!impl.node->is_data()) {
+    std::shared_ptr<TensorImpl> self = t.impl_ptr();
+    detail::compute_and_cut(std::span(&self, 1));
+  }
+  return impl.node->data;
+}
+
+}  // namespace lt

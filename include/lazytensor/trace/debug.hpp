@@ -1,0 +1,79 @@
+#pragma once
+// Debug views of the pending graph: lt::debug::ir_text and lt::debug::ir_dot.
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lazytensor/trace/tensor.hpp"
+
+namespace lt::debug {
+
+namespace detail {
+/// Nodes below the tensors' values, producers first, each numbered once.
+inline std::vector<const Node*> topo_nodes(const std::vector<Tensor>& tensors,
+                                           std::unordered_map<const Node*, int>& number) {
+  std::vector<const Node*> order;
+  std::vector<std::pair<const Node*, std::size_t>> stack;
+  for (const Tensor& t : tensors) {
+    const Node* root = t.impl().node.get();
+    if (root == nullptr || number.contains(root)) continue;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        const Node* in = n->inputs[next++].get();
+        if (!number.contains(in)) stack.emplace_back(in, 0);
+        continue;
+      }
+      if (number.emplace(n, static_cast<int>(order.size())).second) order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+inline std::string attrs_text(const Attrs& a) {
+  std::ostringstream os;
+  for (std::size_t k = 0; k < a.ints.size(); ++k) os << (k ? ", " : "") << a.ints[k];
+  if (!a.ints.empty() && !a.floats.empty()) os << "; ";
+  for (std::size_t k = 0; k < a.floats.size(); ++k) os << (k ? ", " : "") << a.floats[k];
+  return os.str();
+}
+}  // namespace detail
+
+/// The graph that computes `tensors`, one node per line:
+///   %2 = add(%0, %1) f32[2, 2]
+/// Eager tensors and computed values appear as device_data leaves.
+inline std::string ir_text(const std::vector<Tensor>& tensors) {
+  std::unordered_map<const Node*, int> number;
+  std::ostringstream os;
+  os << "IR {\n";
+  for (const Node* n : detail::topo_nodes(tensors, number)) {
+    os << "  %" << number.at(n) << " = " << n->op->name << "(";
+    for (std::size_t k = 0; k < n->inputs.size(); ++k) os << (k ? ", " : "") << "%" << number.at(n->inputs[k].get());
+    os << ")";
+    if (!n->attrs.ints.empty() || !n->attrs.floats.empty()) os << " {" << detail::attrs_text(n->attrs) << "}";
+    os << " " << name(n->meta.dtype) << n->meta.shape << "\n";
+  }
+  for (std::size_t k = 0; k < tensors.size(); ++k)
+    if (auto* n = tensors[k].impl().node.get()) os << "  ROOT " << k << " = %" << number.at(n) << "\n";
+  os << "}\n";
+  return os.str();
+}
+
+/// The same graph in Graphviz DOT.
+inline std::string ir_dot(const std::vector<Tensor>& tensors) {
+  std::unordered_map<const Node*, int> number;
+  std::ostringstream os;
+  os << "digraph G {\n";
+  for (const Node* n : detail::topo_nodes(tensors, number)) {
+    os << "  n" << number.at(n) << " [label=\"" << n->op->name << "\\n" << name(n->meta.dtype) << n->meta.shape
+       << "\"];\n";
+    for (const NodePtr& in : n->inputs) os << "  n" << number.at(in.get()) << " -> n" << number.at(n) << ";\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace lt::debug

@@ -1,0 +1,3 @@
+#pragma once
+// (being written)
+#include "lazytensor/trace/dispatch.hpp"

@@ -1,0 +1,42 @@
+#pragma once
+// IR node of a step graph. Immutable once made; shared by the tensors and nodes that use it.
+#include <memory>
+#include <vector>
+
+#include "lazytensor/core/hash.hpp"
+#include "lazytensor/ops/descriptor.hpp"
+
+namespace lt {
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct Node {
+  const OpDesc* op;
+  Attrs attrs;
+  std::vector<NodePtr> inputs;  // inputs own their producers; nothing points back
+  Meta meta;
+  hash_t hash;  // structural: op, attributes, shape, dtype and the inputs' hashes; never data
+  Array data;   // device_data leaves only
+
+  bool is_data() const { return op->kind == OpKind::leaf; }
+};
+
+/// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
+inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
+  hash_t h = hash_combine(hash_combine(0, op.id), meta.dtype);
+  h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), hash_combine(h, meta.shape.rank()));
+  h = attrs.hash(hash_combine(h, meta.wrapped_number));
+  for (const NodePtr& in : inputs) h = hash_combine(h, in->hash);
+  return std::make_shared<const Node>(Node{&op, std::move(attrs), std::move(inputs), meta, h, {}});
+}
+
+/// Makes a device_data leaf holding `data`. Only its shape and dtype enter the hash.
+inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
+  Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
+  hash_t h = hash_combine(hash_combine(hash_combine(0, device_data.id), meta.dtype), meta.shape.rank());
+  h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), h);
+  return std::make_shared<const Node>(Node{&device_data, {}, {}, meta, h, std::move(data)});
+}
+
+}  // namespace lt

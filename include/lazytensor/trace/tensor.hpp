@@ -1,0 +1,164 @@
+#pragma once
+// lt::Tensor: a cheap, shared handle to a value on a device. On the eager device it holds the
+// value; on a lazy device it holds the IR node that will compute it at the next barrier.
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "lazytensor/trace/node.hpp"
+
+namespace lt {
+
+/// Shared state of a tensor. Every handle copy refers to the same impl, so rebinding the
+/// impl (an in-place update) is seen through all of them.
+struct TensorImpl {
+  Device device;
+  Meta meta;
+  NodePtr node;  // lazy devices: the pending value, or a device_data leaf after a barrier
+  Array data;    // eager device: the value
+};
+
+/// A C++ number used as an operand: weakest in type promotion, like a Python scalar.
+struct Scalar {
+  double f = 0;
+  std::int64_t i = 0;
+  DType dtype = DType::f64;  // f64, i64 or boolean
+
+  Scalar(double v) : f(v), i(static_cast<std::int64_t>(v)) {}  // NOLINT: implicit on purpose
+  Scalar(float v) : Scalar(static_cast<double>(v)) {}          // NOLINT
+  Scalar(bool v) : f(v), i(v), dtype(DType::boolean) {}         // NOLINT
+  template <class I>
+    requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+  Scalar(I v) : f(static_cast<double>(v)), i(static_cast<std::int64_t>(v)), dtype(DType::i64) {}  // NOLINT
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const { return impl().meta.shape; }
+  std::vector<std::int64_t> sizes() const { return shape().vec(); }
+  std::int64_t size(std::int64_t dim) const { return shape()[wrap_dim(dim, dim_count())]; }
+  int dim() const { return shape().rank(); }
+  std::int64_t numel() const { return shape().numel(); }
+  DType dtype() const { return impl().meta.dtype; }
+  Device device() const { return impl().device; }
+  const Meta& meta() const { return impl().meta; }
+  TensorImpl& impl() const {
+    LT_CHECK(impl_ != nullptr, "use of an undefined tensor");
+    return *impl_;
+  }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // Values. Reading runs whatever the value still needs (defined by the runtime).
+  template <class T> T item() const;
+  template <class T> std::vector<T> to_vector() const;
+  /// The value on the eager device (counted as TransferFromDevice from a lazy one).
+  Tensor cpu() const;
+  /// The same value on `device` (counted as TransferToDevice to a lazy one).
+  Tensor to(Device device) const;
+  /// The value converted to `dtype`.
+  Tensor to(DType dtype) const;
+  /// Rebinds this tensor (every handle of it) to `value`'s value: an in-place update.
+  void assign(const Tensor& value);
+
+  // Methods mirroring the free functions of trace/functions/ (LibTorch's names). Each is
+  // defined beside its free function.
+  // elementwise
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor reciprocal() const;
+  Tensor sign() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor logical_not() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(Scalar exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  // reductions: every dim when none are given; `dims` may be negative
+  Tensor sum() const;
+  Tensor sum(Dims dims, bool keepdim = false) const;
+  Tensor sum(std::int64_t dim, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(Dims dims, bool keepdim = false) const;
+  Tensor mean(std::int64_t dim, bool keepdim = false) const;
+  Tensor prod() const;
+  Tensor prod(Dims dims, bool keepdim = false) const;
+  Tensor prod(std::int64_t dim, bool keepdim = false) const;
+  Tensor amax() const;
+  Tensor amax(Dims dims, bool keepdim = false) const;
+  Tensor amax(std::int64_t dim, bool keepdim = false) const;
+  Tensor amin() const;
+  Tensor amin(Dims dims, bool keepdim = false) const;
+  Tensor amin(std::int64_t dim, bool keepdim = false) const;
+  Tensor argmax() const;
+  Tensor argmax(std::int64_t dim, bool keepdim = false) const;
+  Tensor argmin() const;
+  Tensor argmin(std::int64_t dim, bool keepdim = false) const;
+  Tensor var(std::int64_t correction = 1) const;
+  Tensor var(Dims dims, std::int64_t correction = 1, bool keepdim = false) const;
+  Tensor std(std::int64_t correction = 1) const;
+  Tensor std(Dims dims, std::int64_t correction = 1, bool keepdim = false) const;
+  Tensor logsumexp(Dims dims, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(Dims dims, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(Dims dims, bool keepdim = false) const;
+  // movement
+  Tensor reshape(Shape shape) const;  // one extent may be -1
+  Tensor view(Shape shape) const;     // as reshape, but the input must be viewable
+  Tensor permute(Dims dims) const;
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  Tensor t() const;
+  Tensor expand(Shape shape) const;  // -1 keeps an extent
+  Tensor squeeze() const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  Tensor slice(std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
+               std::int64_t step = 1) const;
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor flip(Dims dims) const;
+  Tensor index_select(std::int64_t dim, const Tensor& index) const;
+  Tensor gather(std::int64_t dim, const Tensor& index) const;
+  Tensor scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor tril(std::int64_t diagonal = 0) const;
+  Tensor triu(std::int64_t diagonal = 0) const;
+  Tensor contiguous() const;
+  std::vector<Tensor> split(std::int64_t split_size, std::int64_t dim = 0) const;
+  std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
+  // contractions
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor mv(const Tensor& vec) const;
+
+ private:
+  int dim_count() const { return shape().rank(); }
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace lt
