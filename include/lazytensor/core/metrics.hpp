@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -178,5 +179,22 @@ inline std::string report() {
   for (auto& [name, v] : counters) out += "Counter: " + name + "\n  Value: " + std::to_string(v) + "\n";
   return out;
 }
+
+namespace detail {
+/// Writes the report to $LT_METRICS_FILE when the program ends.
+struct ReportAtExit {
+  ReportAtExit() { registry(); }  // made first, so the registry outlives this object
+  ~ReportAtExit() {
+    const char* path = std::getenv("LT_METRICS_FILE");
+    if (path == nullptr || *path == 0) return;
+    if (std::FILE* f = std::fopen(path, "w")) {
+      std::string r = report();
+      std::fwrite(r.data(), 1, r.size(), f);
+      std::fclose(f);
+    }
+  }
+};
+inline ReportAtExit report_at_exit;
+}  // namespace detail
 
 }  // namespace lt::metrics

@@ -2,10 +2,13 @@
 // Parallel loops over index ranges with a fixed partition, so that the split of work (and so
 // any order-dependent result) does not depend on the number of threads.
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
 #include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 
@@ -32,7 +35,18 @@ class BlockFn {
 };
 
 namespace detail {
+/// Honours LT_NUM_THREADS: the limit lives as long as the program.
+inline void apply_thread_limit() {
+  static const std::unique_ptr<tbb::global_control> limit = []() -> std::unique_ptr<tbb::global_control> {
+    const char* v = std::getenv("LT_NUM_THREADS");
+    int n = v ? std::atoi(v) : 0;
+    if (n <= 0) return nullptr;
+    return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n));
+  }();
+}
+
 inline void parallel_blocks_impl(std::int64_t n, std::int64_t grain, BlockFn f) {
+  apply_thread_limit();
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, grain),
                     [f](const tbb::blocked_range<std::int64_t>& r) { f(r.begin(), r.end()); },
                     tbb::simple_partitioner{});

@@ -1,0 +1,106 @@
+// Core types: shapes and strides, broadcasting, dim wrapping, dtypes, aligned buffers, devices.
+#include <gtest/gtest.h>
+
+#include <lazytensor/lazytensor.hpp>
+
+namespace lt {
+namespace {
+
+TEST(Shape, RankNumelAndText) {
+  Shape s{2, 3, 4};
+  EXPECT_EQ(s.rank(), 3);
+  EXPECT_EQ(s.numel(), 24);
+  EXPECT_EQ(s.str(), "[2, 3, 4]");
+  EXPECT_EQ(Shape{}.numel(), 1);  // rank 0 holds one element
+  EXPECT_EQ((Shape{0, 5}).numel(), 0);
+}
+
+TEST(Shape, RankAboveEightIsAnError) {
+  EXPECT_THROW((Shape{1, 1, 1, 1, 1, 1, 1, 1, 1}), Error);
+  Shape s = Dims::filled(8, 1);
+  EXPECT_THROW(s.push_back(1), Error);
+}
+
+TEST(Shape, ContiguousStrides) {
+  EXPECT_EQ(contiguous_strides(Shape{2, 3, 4}), (Strides{12, 4, 1}));
+  EXPECT_EQ(contiguous_strides(Shape{}), Strides{});
+  EXPECT_TRUE(is_contiguous(Shape{2, 3}, Strides{3, 1}));
+  EXPECT_FALSE(is_contiguous(Shape{2, 3}, Strides{1, 2}));
+  EXPECT_TRUE(is_contiguous(Shape{1, 3}, Strides{99, 1}));  // a size-1 dim's stride is free
+}
+
+TEST(Shape, Broadcasting) {
+  Shape out;
+  ASSERT_TRUE(try_broadcast(Shape{3, 1}, Shape{1, 4}, out));
+  EXPECT_EQ(out, (Shape{3, 4}));
+  ASSERT_TRUE(try_broadcast(Shape{2, 3, 4}, Shape{4}, out));
+  EXPECT_EQ(out, (Shape{2, 3, 4}));
+  ASSERT_TRUE(try_broadcast(Shape{}, Shape{5}, out));
+  EXPECT_EQ(out, Shape{5});
+  ASSERT_TRUE(try_broadcast(Shape{0, 1}, Shape{1, 3}, out));
+  EXPECT_EQ(out, (Shape{0, 3}));
+  EXPECT_FALSE(try_broadcast(Shape{2, 3}, Shape{4}, out));
+  EXPECT_EQ(broadcast_strides(Shape{3, 1}, Strides{1, 1}, Shape{2, 3, 4}), (Strides{0, 1, 0}));
+}
+
+TEST(Shape, WrapDim) {
+  EXPECT_EQ(wrap_dim(-1, 3), 2);
+  EXPECT_EQ(wrap_dim(0, 0), 0);
+  EXPECT_EQ(wrap_dim(-1, 0), 0);
+  EXPECT_THROW(wrap_dim(3, 3), Error);
+  EXPECT_THROW(wrap_dim(-4, 3), Error);
+}
+
+TEST(DType, SizesNamesAndPromotion) {
+  EXPECT_EQ(itemsize(f32), 4u);
+  EXPECT_EQ(itemsize(f64), 8u);
+  EXPECT_EQ(itemsize(i32), 4u);
+  EXPECT_EQ(itemsize(i64), 8u);
+  EXPECT_EQ(itemsize(boolean), 1u);
+  EXPECT_EQ(itemsize(bf16), 2u);
+  EXPECT_EQ(name(boolean), "bool");
+  EXPECT_EQ(promote_types(i32, f32), f32);
+  EXPECT_EQ(promote_types(boolean, i32), i32);
+  EXPECT_EQ(promote_types(i64, f32), f32);
+  EXPECT_EQ(promote_types(f32, f64), f64);
+  EXPECT_EQ(promote_types(bf16, f32), f32);
+  EXPECT_EQ(promote_types(bf16, i64), bf16);
+  EXPECT_THROW(visit(bf16, [](auto) {}), Error);
+}
+
+TEST(Buffer, SixtyFourByteAligned) {
+  for (std::size_t bytes : {1u, 3u, 64u, 1000u, 1u << 20}) {
+    Buffer b(bytes);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 64, 0u) << bytes;
+    EXPECT_EQ(b.bytes(), bytes);
+  }
+  Buffer z = Buffer::zeroed(128);
+  for (std::size_t k = 0; k < 128; ++k) EXPECT_EQ(z.data()[k], std::byte{0});
+}
+
+TEST(Device, NamesAndEquality) {
+  EXPECT_EQ(device().str(), "lazy:0");
+  EXPECT_EQ(cpu.str(), "cpu");
+  EXPECT_EQ(lazy(3).str(), "lazy:3");
+  EXPECT_TRUE(device().is_lazy());
+  EXPECT_FALSE(cpu.is_lazy());
+  EXPECT_NE(lazy(0), lazy(1));
+}
+
+TEST(Error, CheckMacroBuildsTheMessage) {
+  try {
+    LT_CHECK(1 + 1 == 3, "op: ", 42, " and ", Shape{2, 3});
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "op: 42 and [2, 3]");
+  }
+}
+
+TEST(Hash, CombineDependsOnOrderAndValue) {
+  hash_t a = hash_combine(hash_combine(0, 1), 2), b = hash_combine(hash_combine(0, 2), 1);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, hash_combine(hash_combine(0, 1), 2));
+}
+
+}  // namespace
+}  // namespace lt
