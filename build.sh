@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Build helper for Debian 12: installs missing packages, configures and builds
+# into build/, then runs the demo, the tests or the benchmarks.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+BUILD_DIR=build
+PACKAGES=(cmake g++ make pkg-config libeigen3-dev libboost-dev libxxhash-dev libtbb-dev
+          libgtest-dev googletest libbenchmark-dev libopenblas-dev)
+
+log() { printf '==> %s\n' "$*"; }
+
+usage() {
+  cat <<USAGE
+usage: $0 <command> [args...]
+  demo    build and run examples/demo.cpp (args go to the demo; needs dataset-fashion-mnist)
+  test    build everything and run the test suite with ctest
+  bench   build and run every benchmark in $BUILD_DIR/benchmarks
+USAGE
+}
+
+is_installed() {
+  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
+}
+
+# Installs only what is missing, so repeat runs need neither network nor root.
+ensure_packages() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    is_installed "$pkg" || missing+=("$pkg")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "dependencies present"
+    return
+  fi
+  # env: sudo drops the caller's environment, and apt must never prompt.
+  local apt=(env DEBIAN_FRONTEND=noninteractive apt-get)
+  if ((EUID != 0)); then
+    command -v sudo >/dev/null || { echo "missing packages ${missing[*]}; run as root or install sudo" >&2; exit 1; }
+    apt=(sudo "${apt[@]}")
+  fi
+  log "installing missing packages: ${missing[*]}"
+  "${apt[@]}" update
+  "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
+}
+
+configure() {
+  log "configuring $BUILD_DIR${*:+ ($*)}"
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DLAZYTENSOR_BUILD_TESTS=ON "$@"
+}
+
+# build [target...]: everything when no target is named.
+build() {
+  local targets=()
+  (($# == 0)) || targets=(--target "$@")
+  log "building ${*:-all targets} with $(nproc) jobs"
+  cmake --build "$BUILD_DIR" -j "$(nproc)" "${targets[@]}"
+}
+
+cmd=${1:-}
+shift $(($# > 0))
+case $cmd in
+  demo)
+    ensure_packages "${PACKAGES[@]}" dataset-fashion-mnist
+    configure -DLAZYTENSOR_BUILD_EXAMPLES=ON
+    build lazytensor_demo
+    log "running $BUILD_DIR/examples/lazytensor_demo $*"
+    "./$BUILD_DIR/examples/lazytensor_demo" "$@"
+    ;;
+  test)
+    ensure_packages "${PACKAGES[@]}"
+    configure
+    build
+    log "running tests"
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j 2 --timeout 1200
+    ;;
+  bench)
+    ensure_packages "${PACKAGES[@]}"
+    configure -DLAZYTENSOR_BUILD_BENCHMARKS=ON
+    build
+    mapfile -t benches < <(find "$BUILD_DIR/benchmarks" -maxdepth 1 -type f -executable 2>/dev/null | sort)
+    if ((${#benches[@]} == 0)); then
+      echo "no benchmarks found in $BUILD_DIR/benchmarks" >&2
+      exit 1
+    fi
+    for bench in "${benches[@]}"; do
+      log "running $bench $*"
+      "$bench" "$@"
+    done
+    ;;
+  -h|--help|help)
+    usage
+    ;;
+  *)
+    usage >&2
+    exit 2
+    ;;
+esac
