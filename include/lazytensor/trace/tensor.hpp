@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "lazytensor/core/device.hpp"
 #include "lazytensor/trace/node.hpp"
 
 namespace lt {
