@@ -19,8 +19,8 @@ struct Pow {
   template <class T> T operator()(T a, T b) const {
     if constexpr (is_int<T>) {
       if (b < 0) {
-        // Integer results of negative powers are 0 except for bases 1 and -1.
-        LT_CHECK(a != 0, "pow: 0 to a negative integer power");
+        // Integer results of negative powers are 0 except for bases 1 and -1 (0 included,
+        // as PyTorch's integer pow).
         return a == 1 ? T(1) : a == -1 ? (b % 2 ? T(-1) : T(1)) : T(0);
       }
       T r = 1;
@@ -71,8 +71,18 @@ struct Where { template <class T> T operator()(T c, T a, T b) const { return c !
 /// Integer fmod needs a non-bool type; bool operands promote nothing, so reject them.
 using IntOrFloat = rules::Promote<false>;
 
+/// As PyTorch, subtraction rejects a bool operand even when the other one promotes it: on
+/// masks `-` is a mistake for logical_not.
+struct NoBoolOperands : rules::Promote<> {
+  static DType result(std::span<const Meta> in) {
+    for (const Meta& m : in)
+      LT_CHECK(m.dtype != DType::boolean, "not supported for bool operands (to invert a mask use logical_not)");
+    return result_type(in);
+  }
+};
+
 inline constexpr OpDesc add = elementwise_op<2, Add, rules::Promote<>>(OpId::add, "add");
-inline constexpr OpDesc sub = elementwise_op<2, Sub, rules::Promote<false>>(OpId::sub, "sub");
+inline constexpr OpDesc sub = elementwise_op<2, Sub, NoBoolOperands>(OpId::sub, "sub");
 inline constexpr OpDesc mul = elementwise_op<2, Mul, rules::Promote<>>(OpId::mul, "mul");
 inline constexpr OpDesc div = elementwise_op<2, Div, rules::ToFloat>(OpId::div, "div");
 inline constexpr OpDesc pow = elementwise_op<2, Pow, rules::Promote<>>(OpId::pow, "pow");

@@ -38,8 +38,9 @@ LT_UNARY_FUNCTION(isinf)
 
 /// approximate: "none" (the exact erf form) or "tanh".
 inline Tensor gelu(const Tensor& x, std::string_view approximate = "none") {
-  LT_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be \"none\" or \"tanh\", not \"",
-           approximate, "\"");
+  if (approximate != "none" && approximate != "tanh")
+    op_error("gelu", std::span(&x, 1),
+             detail::concat("approximate must be \"none\" or \"tanh\", not \"", approximate, "\""));
   return record(unary::gelu, {x}, Attrs{{approximate == "tanh" ? 1 : 0}, {}});
 }
 
@@ -55,10 +56,16 @@ inline Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Sc
 inline Tensor clamp_min(const Tensor& x, Scalar min) { return clamp(x, min); }
 inline Tensor clamp_max(const Tensor& x, Scalar max) { return clamp(x, std::nullopt, max); }
 
-#define LT_BINARY_FUNCTION(op)                                                                      \
-  inline Tensor op(const Tensor& a, const Tensor& b) { return record(binary::op, {a, b}); }         \
-  inline Tensor op(const Tensor& a, Scalar b) { return op(a, scalar_tensor(b, a.device())); }       \
-  inline Tensor op(Scalar a, const Tensor& b) { return op(scalar_tensor(a, b.device()), b); }
+namespace detail {
+/// The device a scalar operand joins. An undefined tensor gets the eager device, so that
+/// record reports it naming the op.
+inline Device scalar_device(const Tensor& t) { return t.defined() ? t.device() : cpu; }
+}  // namespace detail
+
+#define LT_BINARY_FUNCTION(op)                                                                              \
+  inline Tensor op(const Tensor& a, const Tensor& b) { return record(binary::op, {a, b}); }                 \
+  inline Tensor op(const Tensor& a, Scalar b) { return op(a, scalar_tensor(b, detail::scalar_device(a))); } \
+  inline Tensor op(Scalar a, const Tensor& b) { return op(scalar_tensor(a, detail::scalar_device(b)), b); }
 LT_BINARY_FUNCTION(add)
 LT_BINARY_FUNCTION(sub)
 LT_BINARY_FUNCTION(mul)
@@ -79,8 +86,12 @@ LT_BINARY_FUNCTION(logical_or)
 #undef LT_BINARY_FUNCTION
 
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return record(binary::where, {cond, a, b}); }
-inline Tensor where(const Tensor& cond, const Tensor& a, Scalar b) { return where(cond, a, scalar_tensor(b, cond.device())); }
-inline Tensor where(const Tensor& cond, Scalar a, const Tensor& b) { return where(cond, scalar_tensor(a, cond.device()), b); }
+inline Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
+  return where(cond, a, scalar_tensor(b, detail::scalar_device(cond)));
+}
+inline Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
+  return where(cond, scalar_tensor(a, detail::scalar_device(cond)), b);
+}
 
 #define LT_OPERATOR(sym, op)                                                       \
   inline Tensor operator sym(const Tensor& a, const Tensor& b) { return op(a, b); } \

@@ -1,0 +1,261 @@
+// Tracing on the lazy device: nothing runs before the barrier, the barrier runs exactly the
+// live pending values and cuts the graph, reads run what they need, transfers are counted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <lazytensor/lazytensor.hpp>
+
+namespace lt {
+namespace {
+
+/// How many times op `name` has run since the last metrics::reset().
+std::int64_t runs(std::string_view name) { return metrics::counter("lt::" + std::string(name)); }
+
+/// The ops of a graph other than its device_data leaves.
+std::int64_t compute_nodes(const std::string& ir) {
+  std::int64_t n = 0;
+  std::istringstream lines(ir);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(" = ") != std::string::npos && line.find("ROOT") == std::string::npos &&
+        line.find("device_data") == std::string::npos)
+      ++n;
+  return n;
+}
+
+class Trace : public ::testing::Test {
+ protected:
+  // Values left pending by earlier tests run now, so that counters start from a clean step.
+  void SetUp() override {
+    sync();
+    metrics::reset();
+  }
+};
+
+TEST_F(Trace, OpsRunOnlyAtTheBarrier) {
+  Tensor x = from_vector<float>({0.5f, -1.0f, 2.0f}, device());
+  Tensor y = exp(x) * 2 + x;
+  EXPECT_EQ(runs("exp"), 0);
+  EXPECT_EQ(runs("mul"), 0);
+  EXPECT_EQ(runs("add"), 0);
+  EXPECT_EQ(runs("scalar"), 0);
+  EXPECT_EQ(metrics::counter("MarkStep"), 0);
+  sync();
+  EXPECT_EQ(runs("exp"), 1);
+  EXPECT_EQ(runs("mul"), 1);
+  EXPECT_EQ(runs("add"), 1);
+  EXPECT_EQ(runs("scalar"), 1);
+  std::vector<float> v = y.to_vector<float>();
+  EXPECT_FLOAT_EQ(v[0], std::exp(0.5f) * 2 + 0.5f);
+  EXPECT_FLOAT_EQ(v[2], std::exp(2.0f) * 2 + 2.0f);
+  EXPECT_EQ(runs("exp"), 1) << "reading a computed value runs nothing";
+}
+
+TEST_F(Trace, RandnPlusItselfIsExactlyTwiceIt) {
+  auto a = lt::randn({2, 2}, lt::device());
+  auto b = a + a;
+  lt::sync();
+  EXPECT_EQ(metrics::counter("MarkStep"), 1);
+  EXPECT_EQ(runs("randn"), 1);
+  std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+  ASSERT_EQ(va.size(), 4u);
+  for (std::size_t k = 0; k < va.size(); ++k) EXPECT_EQ(vb[k], 2 * va[k]) << k;
+  EXPECT_EQ(metrics::counter("MarkStep"), 1) << "reads are not barriers";
+  EXPECT_EQ(runs("randn"), 1) << "computed values are not computed again";
+}
+
+TEST_F(Trace, RandnReadBeforeTheBarrierStaysConsistent) {
+  auto a = lt::randn({3}, lt::device());
+  auto b = a + a;
+  std::vector<float> vb = b.to_vector<float>();  // computes b alone; a is still pending
+  lt::sync();
+  std::vector<float> va = a.to_vector<float>();
+  for (std::size_t k = 0; k < va.size(); ++k) EXPECT_EQ(vb[k], 2 * va[k]) << k;
+}
+
+TEST_F(Trace, TheBarrierCutsTheGraph) {
+  Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 2}, device());
+  Tensor y = tanh(exp(x) - x);
+  EXPECT_EQ(compute_nodes(debug::ir_text({y})), 3);
+  sync();
+  std::string cut = debug::ir_text({y});
+  EXPECT_EQ(compute_nodes(cut), 0) << cut;
+  EXPECT_NE(cut.find("%0 = device_data() f32[2, 2]"), std::string::npos) << cut;
+  Tensor z = y * y;
+  EXPECT_EQ(compute_nodes(debug::ir_text({z})), 1) << debug::ir_text({z});
+}
+
+TEST_F(Trace, TheGraphDoesNotGrowAcrossSteps) {
+  std::vector<float> start = {0.0f, 1.0f, -3.0f, 100.0f};
+  std::vector<float> want = start;
+  Tensor x = from_vector(start, device());
+  std::size_t ir_size = 0;
+  for (int step = 0; step < 100; ++step) {
+    x = x * 1.0001 + 0.0001;
+    std::size_t size = debug::ir_text({x}).size();
+    if (step == 0) ir_size = size;
+    EXPECT_EQ(size, ir_size) << "step " << step;
+    sync();
+    EXPECT_EQ(compute_nodes(debug::ir_text({x})), 0);
+    // The scalars are f64 C++ numbers, weakest in promotion: the step computes in f32.
+    for (float& w : want) {
+      float scaled = w * 1.0001f;
+      w = scaled + 0.0001f;
+    }
+  }
+  EXPECT_EQ(runs("mul"), 100) << "each step runs its own ops only";
+  EXPECT_EQ(metrics::counter("MarkStep"), 100);
+  std::vector<float> got = x.to_vector<float>();
+  for (std::size_t k = 0; k < want.size(); ++k) EXPECT_FLOAT_EQ(got[k], want[k]) << k;
+}
+
+TEST_F(Trace, ReadingAValueRunsWhatItNeedsOnly) {
+  Tensor x = from_vector<float>({0.25f, 0.5f, 0.75f, 1.0f}, {2, 2}, device());
+  Tensor by_vector = exp(x), by_cpu = sin(x), by_print = cos(x), by_eigen = tanh(x);
+  Tensor by_item = from_vector<float>({2.0f}, Shape{}, device()) * 3;
+
+  EXPECT_FLOAT_EQ(by_vector.to_vector<float>()[1], std::exp(0.5f));
+  EXPECT_EQ(runs("exp"), 1);
+  EXPECT_EQ(runs("sin") + runs("cos") + runs("tanh") + runs("mul"), 0) << "other pending values stay pending";
+  EXPECT_EQ(compute_nodes(debug::ir_text({by_vector})), 0) << "a read value is cut like at a barrier";
+
+  Tensor on_cpu = by_cpu.cpu();
+  EXPECT_EQ(runs("sin"), 1);
+  EXPECT_EQ(on_cpu.device(), cpu);
+  EXPECT_FLOAT_EQ(on_cpu.to_vector<float>()[3], std::sin(1.0f));
+
+  std::ostringstream os;
+  os << by_print;
+  EXPECT_EQ(runs("cos"), 1);
+  EXPECT_NE(os.str().find("0.9689"), std::string::npos) << os.str();  // cos(0.25)
+  EXPECT_NE(os.str().find("f32[2, 2] on lazy:0"), std::string::npos) << os.str();
+
+  auto m = to_eigen<float>(by_eigen);
+  EXPECT_EQ(runs("tanh"), 1);
+  ASSERT_EQ(m.rows(), 2);
+  ASSERT_EQ(m.cols(), 2);
+  EXPECT_FLOAT_EQ(m(1, 0), std::tanh(0.75f));
+
+  EXPECT_EQ(by_item.item<float>(), 6.0f);
+  EXPECT_EQ(runs("mul"), 1);
+  EXPECT_EQ(metrics::counter("MarkStep"), 0) << "reads are not barriers";
+}
+
+TEST_F(Trace, IrTextAndDot) {
+  Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 2}, device());
+  Tensor y = exp(x) + x;
+  EXPECT_EQ(debug::ir_text({y}),
+            "IR {\n"
+            "  %0 = device_data() f32[2, 2]\n"
+            "  %1 = exp(%0) f32[2, 2]\n"
+            "  %2 = add(%1, %0) f32[2, 2]\n"
+            "  ROOT 0 = %2\n"
+            "}\n");
+  std::string dot = debug::ir_dot({y});
+  EXPECT_EQ(dot.rfind("digraph G {\n", 0), 0u) << dot;
+  EXPECT_NE(dot.find("n1 [label=\"exp\\nf32[2, 2]\"];"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n0 -> n1;"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n1 -> n2;"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n0 -> n2;"), std::string::npos) << dot;
+
+  // Attributes and C++ scalars, and shared roots numbered once.
+  Tensor g = gelu(x, "tanh") * 2.5;
+  std::string ir = debug::ir_text({g, y});
+  EXPECT_NE(ir.find("= gelu(%0) {1} f32[2, 2]"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("= scalar() {4, 2; 2.5} f64[]"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("ROOT 1 = %"), std::string::npos) << ir;
+  EXPECT_EQ(std::count(ir.begin(), ir.end(), '\n'), 10) << ir;  // 6 nodes, 2 roots, braces
+}
+
+TEST_F(Trace, TransfersAreCounted) {
+  Tensor host = from_vector<float>({1, 2, 3});
+  Tensor on_device = host.to(device());
+  EXPECT_EQ(metrics::counter("TransferToDevice"), 1);
+  Tensor made_there = from_vector<float>({4, 5, 6}, device());
+  EXPECT_EQ(metrics::counter("TransferToDevice"), 2);
+  EXPECT_EQ(on_device.to(device()).impl_ptr(), on_device.impl_ptr()) << "no copy to the same device";
+  EXPECT_EQ(metrics::counter("TransferToDevice"), 2);
+
+  Tensor back = (on_device + made_there).cpu();
+  EXPECT_EQ(metrics::counter("TransferFromDevice"), 1);
+  EXPECT_EQ(back.to_vector<float>(), (std::vector<float>{5, 7, 9}));
+  EXPECT_EQ(metrics::counter("TransferFromDevice"), 1) << "reading an eager tensor is no transfer";
+  EXPECT_EQ(on_device.to_vector<float>(), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(metrics::counter("TransferFromDevice"), 2);
+
+  // The device holds its own copy: later writes to the host array do not show through.
+  host.impl().data.view.ptr<float>()[0] = 100;
+  EXPECT_EQ(on_device.to_vector<float>()[0], 1.0f);
+}
+
+TEST_F(Trace, EagerTensorsComputeAtOnce) {
+  Tensor x = from_vector<float>({1, 4, 9});
+  Tensor y = sqrt(x) + 1;
+  EXPECT_EQ(runs("sqrt"), 1);
+  EXPECT_EQ(runs("add"), 1);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(metrics::counter("MarkStep"), 0);
+  EXPECT_EQ(metrics::counter("TransferFromDevice"), 0);
+}
+
+TEST_F(Trace, AssignAndCompoundAssignmentRebindEveryHandle) {
+  for (Device dev : {cpu, device()}) {
+    SCOPED_TRACE(dev.str());
+    const std::int64_t adds = runs("add");
+    Tensor x = from_vector<float>({1, 2}, dev);
+    Tensor alias = x;
+    x += 1.0;
+    x *= x;
+    x -= from_vector<float>({1, 1}, dev);
+    if (dev.is_lazy()) {
+      EXPECT_EQ(runs("add"), adds);
+      sync();
+    }
+    EXPECT_EQ(alias.to_vector<float>(), (std::vector<float>{3, 8}));
+    x.assign(from_vector<float>({7, 9}, dev) / 2);
+    if (dev.is_lazy()) sync();
+    EXPECT_EQ(alias.to_vector<float>(), (std::vector<float>{3.5f, 4.5f}));
+  }
+}
+
+TEST_F(Trace, ATensorRebindTwiceInAStepIsComputedOnce) {
+  Tensor x = from_vector<float>({1, 2}, device());
+  x += 1.0;
+  x += 1.0;
+  sync();
+  EXPECT_EQ(runs("add"), 2);
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{3, 4}));
+}
+
+TEST_F(Trace, OnlyLiveTensorsAreComputed) {
+  Tensor x = from_vector<float>({0.5f, 1.5f}, device());
+  { Tensor dropped = exp(x); }
+  (void)log(x);
+  Tensor kept = sin(x);
+  Tensor shared = cos(x);
+  Tensor uses_shared = shared * shared, also_uses_shared = shared + 1;
+  Tensor through_temporary = tanh(sqrt(x));
+  sync();
+  EXPECT_EQ(runs("exp"), 0);
+  EXPECT_EQ(runs("log"), 0);
+  EXPECT_EQ(runs("sin"), 1);
+  EXPECT_EQ(runs("cos"), 1) << "a value two outputs share runs once";
+  EXPECT_EQ(runs("sqrt"), 1) << "a dropped intermediate still runs for its reader";
+  EXPECT_EQ(runs("tanh"), 1);
+  EXPECT_FLOAT_EQ(uses_shared.to_vector<float>()[1], std::cos(1.5f) * std::cos(1.5f));
+  EXPECT_FLOAT_EQ(through_temporary.to_vector<float>()[0], std::tanh(std::sqrt(0.5f)));
+}
+
+TEST_F(Trace, ABarrierWithNothingPendingIsFine) {
+  sync();
+  sync();
+  EXPECT_EQ(metrics::counter("MarkStep"), 2);
+  EXPECT_EQ(metrics::timer("ExecuteTime").count, 0);
+}
+
+}  // namespace
+}  // namespace lt
