@@ -1,10 +1,13 @@
 #pragma once
 // Movement ops. Views (reshape of contiguous data, permute, expand, slice) alias their input
-// where they can; their kernel is the same view followed by a copy.
+// where they can; their kernel is the same view followed by a copy. The copying ops (cat,
+// pad, flip, tril, triu, contiguous) only move bytes, through kernels::copy_strided.
 #include <array>
+#include <cstring>
 #include <numeric>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
 namespace lt::movement {
@@ -25,11 +28,32 @@ inline Meta reshape_infer(std::span<const Meta> in, const Attrs& a) {
            in[0].shape.numel());
   return {s, in[0].dtype};
 }
+/// Aliases whenever strides for the new shape exist (as torch's computeStride): each run of
+/// input dims that the reshape merges or splits must be contiguous within itself. So squeeze,
+/// unsqueeze and select of strided values stay views.
 inline bool reshape_view(std::span<const View> in, const Attrs& a, View& out) {
-  if (!in[0].contiguous()) return false;
-  out = in[0];
-  out.shape = Shape(std::span<const std::int64_t>(a.ints));
-  out.strides = contiguous_strides(out.shape);
+  const View& v = in[0];
+  Shape target(std::span<const std::int64_t>(a.ints));
+  Strides strides = contiguous_strides(target);
+  if (v.numel() > 0 && !v.contiguous()) {
+    int t = target.rank() - 1;
+    std::int64_t base = v.strides[v.shape.rank() - 1], run = 1, covered = 1;
+    for (int d = v.shape.rank() - 1; d >= 0; --d) {
+      run *= v.shape[d];
+      bool run_ends = d == 0 || (v.shape[d - 1] != 1 && v.strides[d - 1] != run * base);
+      if (!run_ends) continue;
+      while (t >= 0 && (covered < run || target[t] == 1)) {
+        strides[t] = covered * base;
+        covered *= target[t--];
+      }
+      if (covered != run) return false;
+      if (d > 0) base = v.strides[d - 1], run = 1, covered = 1;
+    }
+    if (t != -1) return false;
+  }
+  out = v;
+  out.shape = target;
+  out.strides = strides;
   return true;
 }
 inline void reshape_kernel(std::span<const View> in, const View& out, const Attrs&) {
@@ -105,11 +129,175 @@ inline bool slice_view(std::span<const View> in, const Attrs& a, View& out) {
   return true;
 }
 
+/// The input's shape and dtype, for the copying ops that keep both.
+inline Meta same_meta_infer(std::span<const Meta> in, const Attrs&) {
+  LT_CHECK(in[0].dtype != DType::bf16, "bf16 has no kernels yet");
+  return {in[0].shape, in[0].dtype};
+}
+
+// contiguous. The input itself when already contiguous, else a contiguous copy.
+inline bool contiguous_view(std::span<const View> in, const Attrs&, View& out) {
+  if (!in[0].contiguous()) return false;
+  out = in[0];
+  out.wrapped_number = false;
+  return true;
+}
+inline void contiguous_kernel(std::span<const View> in, const View& out, const Attrs&) {
+  kernels::copy_strided(in[0], out);
+}
+
+// flip. attrs.ints: the dims to reverse, non-negative. Not an alias: the reversed view has
+// negative strides, which only this kernel's copy ever sees.
+inline Meta flip_infer(std::span<const Meta> in, const Attrs& a) {
+  int rank = in[0].shape.rank();
+  std::array<bool, max_rank> seen{};
+  for (std::int64_t d : a.ints) {
+    LT_CHECK(d >= 0 && d < std::max(rank, 1), "dim ", d, " is out of range for rank ", rank);
+    LT_CHECK(!seen[static_cast<std::size_t>(d)], "dim ", d, " appears more than once");
+    seen[static_cast<std::size_t>(d)] = true;
+  }
+  return same_meta_infer(in, a);
+}
+inline void flip_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  View reversed = in[0];
+  auto size = static_cast<std::int64_t>(itemsize(reversed.dtype));
+  if (reversed.shape.rank() > 0)
+    for (std::int64_t d64 : a.ints) {
+      auto d = static_cast<int>(d64);
+      reversed.data += (reversed.shape[d] - 1) * reversed.strides[d] * size;
+      reversed.strides[d] = -reversed.strides[d];
+    }
+  kernels::copy_strided(reversed, out);
+}
+
+// cat. attrs.ints: {dim}, non-negative. Inputs of shape [0] are skipped, as PyTorch does for
+// legacy empty tensors; the result has the promoted dtype of all inputs.
+inline bool is_legacy_empty(const Shape& s) { return s.rank() == 1 && s[0] == 0; }
+inline Meta cat_infer(std::span<const Meta> in, const Attrs& a) {
+  LT_CHECK(!in.empty(), "expected a non-empty list of tensors");
+  DType t = in[0].dtype;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    LT_CHECK(in[k].shape.rank() > 0, "zero-dim tensor (at position ", k, ") cannot be concatenated");
+    LT_CHECK(in[k].dtype != DType::bf16, "bf16 has no kernels yet");
+    t = promote_types(t, in[k].dtype);
+  }
+  const Meta* first = nullptr;
+  for (const Meta& m : in)
+    if (!is_legacy_empty(m.shape)) {
+      first = &m;
+      break;
+    }
+  if (first == nullptr) return {Shape{0}, t};
+  Shape out = first->shape;
+  std::int64_t dim = a.ints[0];
+  LT_CHECK(dim >= 0 && dim < out.rank(), "dim ", dim, " is out of range for rank ", out.rank());
+  out[static_cast<int>(dim)] = 0;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const Shape& s = in[k].shape;
+    if (is_legacy_empty(s)) continue;
+    LT_CHECK(s.rank() == out.rank(), "tensors must have the same rank, got ", first->shape, " and ", s,
+             " (at position ", k, ")");
+    for (int d = 0; d < s.rank(); ++d)
+      LT_CHECK(d == dim || s[d] == first->shape[d], "sizes must match except in dim ", dim, ", got ", first->shape,
+               " and ", s, " (at position ", k, ")");
+    out[static_cast<int>(dim)] += s[static_cast<int>(dim)];
+  }
+  return {out, t};
+}
+inline void cat_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  auto dim = static_cast<int>(a.ints[0]);
+  std::int64_t at = 0;
+  for (const View& v : in) {
+    if (is_legacy_empty(v.shape)) continue;
+    View window = out;  // where this input lands: the output's memory and strides
+    window.data += at * out.strides[dim] * static_cast<std::int64_t>(itemsize(out.dtype));
+    window.shape = v.shape;
+    kernels::copy_strided(v, window);
+    at += v.shape[dim];
+  }
+}
+
+// pad (constant). attrs: ints {before, after} pairs from the last dim backwards, as in
+// torch.nn.functional.pad; floats {value}. Negative amounts crop.
+inline Meta pad_infer(std::span<const Meta> in, const Attrs& a) {
+  const Shape& s = in[0].shape;
+  LT_CHECK(a.ints.size() % 2 == 0, "padding length must be even, got ", a.ints.size());
+  LT_CHECK(static_cast<int>(a.ints.size() / 2) <= s.rank(), "padding of ", a.ints.size() / 2, " dims for rank ",
+           s.rank());
+  LT_CHECK(a.floats.size() == 1, "pad takes one fill value");
+  LT_CHECK(in[0].dtype != DType::bf16, "bf16 has no kernels yet");
+  Shape out = s;
+  for (std::size_t k = 0; k < a.ints.size() / 2; ++k) {
+    int d = s.rank() - 1 - static_cast<int>(k);
+    out[d] = s[d] + a.ints[2 * k] + a.ints[2 * k + 1];
+    LT_CHECK(out[d] >= 0, "padding dim ", d, " of size ", s[d], " by (", a.ints[2 * k], ", ", a.ints[2 * k + 1],
+             ") gives a negative size");
+  }
+  return {out, in[0].dtype};
+}
+inline void pad_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  View src = in[0], dst = out;
+  bool grows = false;
+  std::int64_t size = static_cast<std::int64_t>(itemsize(out.dtype));
+  for (std::size_t k = 0; k < a.ints.size() / 2; ++k) {
+    int d = src.shape.rank() - 1 - static_cast<int>(k);
+    std::int64_t before = a.ints[2 * k], after = a.ints[2 * k + 1];
+    grows = grows || before > 0 || after > 0;
+    if (before < 0) src.data -= before * src.strides[d] * size;
+    src.shape[d] += std::min<std::int64_t>(before, 0) + std::min<std::int64_t>(after, 0);
+    if (before > 0) dst.data += before * dst.strides[d] * size;
+    if (src.shape[d] <= 0) src.shape[d] = 0;
+    dst.shape[d] = src.shape[d];
+  }
+  if (grows)
+    visit(out.dtype, [&]<class T>(Tag<T>) {
+      T value = static_cast<T>(a.floats[0]);
+      T* p = out.ptr<T>();
+      kernels::parallel_blocks(out.numel(), kernels::parallel_threshold,
+                               [&](std::int64_t b, std::int64_t e) { std::fill(p + b, p + e, value); });
+    });
+  kernels::copy_strided(src, dst);
+}
+
+// tril, triu. attrs.ints: {diagonal}. Work on the last two dims; the rest are a batch.
+inline Meta triangle_infer(std::span<const Meta> in, const Attrs& a) {
+  LT_CHECK(in[0].shape.rank() >= 2, "expects a tensor of rank at least 2, got rank ", in[0].shape.rank());
+  return same_meta_infer(in, a);
+}
+/// Copies the input, then zeroes (all-zero bytes, in every dtype) each row's other part.
+inline void triangle_kernel(const View& in, const View& out, std::int64_t diagonal, bool lower) {
+  kernels::copy_strided(in, out);
+  int r = out.shape.rank();
+  std::int64_t rows = out.shape[r - 2], cols = out.shape[r - 1];
+  std::int64_t size = static_cast<std::int64_t>(itemsize(out.dtype));
+  kernels::parallel_for_each_block(out.numel() / cols, cols, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t q = b; q < e; ++q) {
+      std::int64_t i = q % rows;
+      std::int64_t from = lower ? std::clamp(i + diagonal + 1, std::int64_t{0}, cols) : 0;
+      std::int64_t to = lower ? cols : std::clamp(i + diagonal, std::int64_t{0}, cols);
+      std::memset(out.data + (q * cols + from) * size, 0, static_cast<std::size_t>((to - from) * size));
+    }
+  });
+}
+inline void tril_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  triangle_kernel(in[0], out, a.ints[0], true);
+}
+inline void triu_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  triangle_kernel(in[0], out, a.ints[0], false);
+}
+
 inline constexpr OpDesc reshape{OpId::reshape, "reshape", OpKind::movement, 1, &reshape_infer, &reshape_kernel, &reshape_view};
 inline constexpr OpDesc permute{OpId::permute, "permute", OpKind::movement, 1, &permute_infer, &copy_view<&permute_view>, &permute_view};
 inline constexpr OpDesc expand{OpId::expand, "expand", OpKind::movement, 1, &expand_infer, &copy_view<&expand_view>, &expand_view};
 inline constexpr OpDesc slice{OpId::slice, "slice", OpKind::movement, 1, &slice_infer, &copy_view<&slice_view>, &slice_view};
+inline constexpr OpDesc cat{OpId::cat, "cat", OpKind::movement, -1, &cat_infer, &cat_kernel};
+inline constexpr OpDesc pad{OpId::pad, "pad", OpKind::movement, 1, &pad_infer, &pad_kernel};
+inline constexpr OpDesc flip{OpId::flip, "flip", OpKind::movement, 1, &flip_infer, &flip_kernel};
+inline constexpr OpDesc tril{OpId::tril, "tril", OpKind::movement, 1, &triangle_infer, &tril_kernel};
+inline constexpr OpDesc triu{OpId::triu, "triu", OpKind::movement, 1, &triangle_infer, &triu_kernel};
+inline constexpr OpDesc contiguous{OpId::contiguous, "contiguous", OpKind::movement, 1, &same_meta_infer,
+                                   &contiguous_kernel, &contiguous_view};
 
-inline constexpr std::array all = {&reshape, &permute, &expand, &slice};
+inline constexpr std::array all = {&reshape, &permute, &expand, &slice, &cat, &pad, &flip, &tril, &triu, &contiguous};
 
 }  // namespace lt::movement

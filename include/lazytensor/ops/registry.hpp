@@ -6,6 +6,7 @@
 #include "lazytensor/ops/binary.hpp"
 #include "lazytensor/ops/contraction.hpp"
 #include "lazytensor/ops/creation.hpp"
+#include "lazytensor/ops/indexing.hpp"
 #include "lazytensor/ops/leaf.hpp"
 #include "lazytensor/ops/movement.hpp"
 #include "lazytensor/ops/reduction.hpp"
@@ -25,7 +26,8 @@ constexpr auto join_ops(const std::array<const OpDesc*, N>&... groups) {
 
 /// Every registered op, grouped as in ops/.
 inline constexpr auto registered_ops = detail::join_ops(leaf::all, creation::all, unary::all, binary::all,
-                                                        reduction::all, movement::all, contraction::all);
+                                                        reduction::all, movement::all, indexing::all,
+                                                        contraction::all);
 
 /// Descriptor by stable id; nullptr for an unused id.
 inline const OpDesc* find_op(OpId id) {
