@@ -81,6 +81,9 @@ CaseList binary_cases(Op op, const BinarySpec& s) {
       int_case("i32 with i64 gives i64", xi, random_ref({4}, i64, 118, s.int_b_lo, s.int_b_hi), i64),
       float_case("i32 with f32 gives f32", xi, random_ref({1, 4}, f32, 119, s.lo, s.hi)),
       int_case("i64 rank 0 with i32 [3, 4] stays i32", random_ref({}, i64, 120, s.int_lo, s.int_hi), xb, i32),
+      // More elements than one parallel block: blocks start inside rows of the broadcast operand.
+      float_case("f32 [160, 257] with i32 [257], several blocks", random_ref({160, 257}, f32, 125, s.lo, s.hi),
+                 random_ref({257}, i32, 126, s.int_b_lo, s.int_b_hi)),
       // Tensor and C++ scalar: the scalar is the weakest operand.
       OpCase{"f32 tensor with 2.5", {x34}, [op](auto& in) { return op(in[0], 2.5); },
              ref_map(result_dtype(s.result, f32), [f = s.ref](auto& v) { return f(v[0], 2.5); }, {x34})},
@@ -215,11 +218,13 @@ LT_OP_TEST(where) {
   Ref i34 = random_ref({3, 4}, i32, 145, -50, 50), l4 = random_ref({4}, i64, 146, -50, 50);
   Ref c10 = random_ref({10}, boolean, 147);
   Ref scalar_c = values_ref({}, boolean, {1});
+  Ref big_c = random_ref({150, 1}, boolean, 157), big_a = random_ref({150, 300}, f32, 158), big_b = random_ref({300}, f64, 159);
   Ref c234 = random_ref({2, 3, 4}, boolean, 148), v4 = random_ref({4}, f32, 149), v234 = random_ref({2, 3, 4}, f32, 150);
   return {
       {"broadcast [3, 1], [1, 4], [3, 4]", {c31, a14, b34}, call, select(f32, c31, a14, b34)},
       {"[2, 3, 4] condition with [4] values", {c234, v4, v234}, call, select(f32, c234, v4, v234)},
       {"rank 0 condition", {scalar_c, b34, a14}, call, select(f32, scalar_c, b34, a14)},
+      {"several parallel blocks", {big_c, big_a, big_b}, call, select(f64, big_c, big_a, big_b)},
       {"rank 0 alone", {scalar_c, random_ref({}, f32, 151), random_ref({}, f32, 152)}, call,
        select(f32, scalar_c, random_ref({}, f32, 151), random_ref({}, f32, 152))},
       {"size 0", {random_ref({0, 3}, boolean), random_ref({0, 3}), random_ref({3})}, call,

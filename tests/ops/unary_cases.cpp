@@ -35,6 +35,7 @@ CaseList float_op_cases(const Call1& op, const Fn1& ref, double lo = -2, double 
   return {unary_case("f32 [3, 5]", random_ref({3, 5}, f32, 1, lo, hi), op, f32, ref),
           unary_case("f32 rank 0", random_ref({}, f32, 2, lo, hi), op, f32, ref),
           unary_case("f32 [2, 3, 4]", random_ref({2, 3, 4}, f32, 3, lo, hi), op, f32, ref),
+          unary_case("f32 [170, 201], several parallel blocks", random_ref({170, 201}, f32, 8, lo, hi), op, f32, ref),
           unary_case("size 0", random_ref({0, 3}), op, f32, ref),
           unary_case("NaN and infinities", special_ref(), op, f32, ref),
           tight(unary_case("f64 [2, 3]", random_ref({2, 3}, f64, 4, lo, hi), op, f64, ref)),
