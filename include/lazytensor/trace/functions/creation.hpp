@@ -1,9 +1,15 @@
 #pragma once
-// Creation: tensors from C++ data.
+// Creation: tensors from C++ data, constants, ranges, identity matrices and random values.
+// Every function takes the device to create on (the eager cpu by default) and a dtype.
+#include <algorithm>
+#include <bit>
+#include <optional>
 #include <vector>
 
+#include "lazytensor/core/random.hpp"
 #include "lazytensor/ops/creation.hpp"
 #include "lazytensor/trace/dispatch.hpp"
+#include "lazytensor/trace/functions/elementwise.hpp"
 
 namespace lt {
 
@@ -21,6 +27,103 @@ Tensor from_vector(const std::vector<T>& values, Shape shape, Device device = cp
 template <class T>
 Tensor from_vector(const std::vector<T>& values, Device device = cpu) {
   return from_vector(values, Shape{static_cast<std::int64_t>(values.size())}, device);
+}
+
+namespace detail {
+inline std::int64_t dtype_attr(DType t) { return static_cast<std::int64_t>(t); }
+
+/// attrs.ints: `head` followed by the extents of `shape`.
+inline std::vector<std::int64_t> with_shape(std::initializer_list<std::int64_t> head, const Shape& shape) {
+  std::vector<std::int64_t> ints(head);
+  ints.insert(ints.end(), shape.begin(), shape.end());
+  return ints;
+}
+
+/// Records a random op, first claiming its Philox blocks from the default generator. The
+/// attrs are checked before the claim, so a failed call leaves the generator untouched.
+inline Tensor record_random(const OpDesc& op, Attrs attrs, Device device) {
+  Meta out;
+  try {
+    out = op.infer({}, attrs);
+  } catch (const Error& e) {
+    op_error(op.name, {}, e.what());
+  }
+  RandomState s = default_generator().reserve(static_cast<std::uint64_t>(creation::blocks_drawn(op, out)));
+  attrs.ints[creation::seed_slot] = std::bit_cast<std::int64_t>(s.seed);
+  attrs.ints[creation::offset_slot] = std::bit_cast<std::int64_t>(s.offset);
+  return record(op, {}, std::move(attrs), device);
+}
+}  // namespace detail
+
+/// A tensor of `shape` filled with `value`. Without a dtype it follows the value, as
+/// torch.full: a floating value gives f32, an integer i64, a bool bool.
+inline Tensor full(Shape shape, Scalar value, Device device = cpu, std::optional<DType> dtype = std::nullopt) {
+  DType t = dtype ? *dtype : value.dtype == DType::f64 ? default_float : value.dtype;
+  return record(creation::full, {}, Attrs{detail::with_shape({detail::dtype_attr(t), value.i}, shape), {value.f}},
+                device);
+}
+inline Tensor zeros(Shape shape, Device device = cpu, DType dtype = f32) { return full(shape, 0, device, dtype); }
+inline Tensor ones(Shape shape, Device device = cpu, DType dtype = f32) { return full(shape, 1, device, dtype); }
+
+/// Same shape, dtype and device as `x`.
+inline Tensor full_like(const Tensor& x, Scalar value) { return full(x.shape(), value, x.device(), x.dtype()); }
+inline Tensor zeros_like(const Tensor& x) { return full_like(x, 0); }
+inline Tensor ones_like(const Tensor& x) { return full_like(x, 1); }
+
+/// Values start, start + step, ... below `end` (above it for a negative step). Without a
+/// dtype: i64 when every argument is an integer, else f32.
+inline Tensor arange(Scalar start, Scalar end, Scalar step = 1, Device device = cpu,
+                     std::optional<DType> dtype = std::nullopt) {
+  bool integral = start.dtype != DType::f64 && end.dtype != DType::f64 && step.dtype != DType::f64;
+  DType t = dtype ? *dtype : integral ? DType::i64 : default_float;
+  return record(creation::arange, {},
+                Attrs{{detail::dtype_attr(t), integral, start.i, end.i, step.i}, {start.f, end.f, step.f}}, device);
+}
+inline Tensor arange(Scalar end, Device device = cpu, std::optional<DType> dtype = std::nullopt) {
+  return arange(0, end, 1, device, dtype);
+}
+
+/// `steps` values evenly spaced from start to end, both included.
+inline Tensor linspace(Scalar start, Scalar end, std::int64_t steps, Device device = cpu, DType dtype = f32) {
+  return record(creation::linspace, {}, Attrs{{detail::dtype_attr(dtype), steps}, {start.f, end.f}}, device);
+}
+
+/// The n x m matrix with ones on the diagonal; m = -1 makes it square.
+inline Tensor eye(std::int64_t n, std::int64_t m, Device device = cpu, DType dtype = f32) {
+  return record(creation::eye, {}, Attrs{{detail::dtype_attr(dtype), n, m == -1 ? n : m}, {}}, device);
+}
+inline Tensor eye(std::int64_t n, Device device = cpu, DType dtype = f32) { return eye(n, n, device, dtype); }
+
+/// Uniform values in [0, 1) from the default generator (see manual_seed).
+inline Tensor rand(Shape shape, Device device = cpu, DType dtype = f32) {
+  return detail::record_random(creation::rand, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0}, shape), {}},
+                               device);
+}
+
+/// Standard normal values from the default generator.
+inline Tensor randn(Shape shape, Device device = cpu, DType dtype = f32) {
+  return detail::record_random(creation::randn, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0}, shape), {}},
+                               device);
+}
+
+/// Integers uniform in [low, high) from the default generator.
+inline Tensor randint(std::int64_t low, std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64) {
+  return detail::record_random(
+      creation::randint, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0, low, high}, shape), {}}, device);
+}
+inline Tensor randint(std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64) {
+  return randint(0, high, shape, device, dtype);
+}
+
+/// Zeroes each element with probability p and scales the rest by 1 / (1 - p), so the
+/// expectation is unchanged. The identity when not training or when p is 0.
+inline Tensor dropout(const Tensor& x, double p, bool training = true) {
+  if (!(p >= 0 && p <= 1)) op_error("dropout", {&x, 1}, detail::concat("p must be in [0, 1], got ", p));
+  if (!is_floating(x.dtype())) op_error("dropout", {&x, 1}, "expected a floating tensor");
+  if (!training || p == 0) return x;
+  if (p == 1) return zeros_like(x);
+  Tensor keep = rand(x.shape(), x.device()) >= p;
+  return x * (keep.to(x.dtype()) / (1 - p));
 }
 
 }  // namespace lt
