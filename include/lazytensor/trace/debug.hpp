@@ -44,7 +44,7 @@ inline std::string attrs_text(const Attrs& a) {
 
 /// The graph that computes `tensors`, one node per line:
 ///   %2 = add(%0, %1) f32[2, 2]
-/// Eager tensors and computed values appear as device_data leaves.
+/// Computed values appear as device_data leaves; eager tensors have no graph and are skipped.
 inline std::string ir_text(const std::vector<Tensor>& tensors) {
   std::unordered_map<const Node*, int> number;
   std::ostringstream os;

@@ -1,6 +1,7 @@
 #pragma once
 // lt::Tensor: a cheap, shared handle to a value on a device. On the eager device it holds the
 // value; on a lazy device it holds the IR node that will compute it at the next barrier.
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
@@ -29,7 +30,8 @@ struct Scalar {
   std::int64_t i = 0;
   DType dtype = DType::f64;  // f64, i64 or boolean
 
-  Scalar(double v) : f(v), i(static_cast<std::int64_t>(v)) {}  // NOLINT: implicit on purpose
+  // The integer view of a floating scalar is unused; keep it defined for NaN and huge values.
+  Scalar(double v) : f(v), i(std::abs(v) < 9.2e18 ? static_cast<std::int64_t>(v) : 0) {}  // NOLINT: implicit on purpose
   Scalar(float v) : Scalar(static_cast<double>(v)) {}          // NOLINT
   Scalar(bool v) : f(v), i(v), dtype(DType::boolean) {}         // NOLINT
   template <class I>
