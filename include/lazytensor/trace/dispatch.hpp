@@ -26,6 +26,7 @@ inline std::string describe(std::span<const Tensor> ts) {
 
 /// Raises lt::Error naming the op and its operands.
 [[noreturn]] inline void op_error(std::string_view op, std::span<const Tensor> operands, std::string_view why) {
+  if (operands.empty()) fail(op, ": ", why);
   fail(op, ": ", why, " (operands: ", describe(operands), ")");
 }
 
