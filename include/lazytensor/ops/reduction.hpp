@@ -1,11 +1,317 @@
 #pragma once
-// Reductions over any set of dims.
+// Reductions over any set of dims. attrs.ints: {keepdim, dims...}, the dims non-negative,
+// sorted and unique, none meaning every dim; var and std: attrs.floats {correction}.
+//
+// Each op is a chunk reducer for kernels::reduce_rows: reduce a contiguous chunk of a row to
+// a state, combine states in row order, finish a state into the result. Integers and bools
+// compute in i64; floats compute in f64 whatever their storage, so f32 sums, means and
+// variances accumulate in f64 (summed in eight fixed lanes per chunk) and are rounded once.
 #include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/reduce.hpp"
 
 namespace lt::reduction {
 
-inline constexpr std::array<const OpDesc*, 0> all{};
+/// Sum of n values in eight interleaved lanes added as a fixed tree: vectorisable, and the
+/// same bits on every run. Integers add as unsigned, wrapping like PyTorch's.
+template <class T>
+T lane_sum(const T* x, std::int64_t n) {
+  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
+  constexpr int lanes = 8;
+  Acc acc[lanes] = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int l = 0; l < lanes; ++l) acc[l] += static_cast<Acc>(x[i + l]);
+  Acc tail = 0;
+  for (; i < n; ++i) tail += static_cast<Acc>(x[i]);
+  return static_cast<T>(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail);
+}
+
+template <class T> bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+  else return false;
+}
+
+/// Shared rules: the reduced dims are any set, and every input dtype with kernels is taken.
+struct AnyDims {
+  static constexpr bool single_dim = false;
+  static constexpr std::size_t float_attrs = 0;
+  static constexpr bool integer_compute = true;  // false: integers are read as f64
+};
+
+struct Sum : AnyDims {
+  template <class T> using State = T;
+  static DType result_dtype(DType t) { return is_floating(t) ? t : DType::i64; }
+  template <class T> static T identity() { return T(0); }
+  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) { return lane_sum(x, n); }
+  template <class T> static void combine(T& a, const T& b) {
+    if constexpr (std::is_integral_v<T>) a = static_cast<T>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+    else a += b;
+  }
+  template <class T> static T finish(const T& s, std::int64_t, const Attrs&) { return s; }
+};
+
+struct Prod : AnyDims {
+  template <class T> using State = T;
+  static DType result_dtype(DType t) { return is_floating(t) ? t : DType::i64; }
+  template <class T> static T identity() { return T(1); }
+  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) {
+    T p = x[0];
+    for (std::int64_t i = 1; i < n; ++i) combine(p, x[i]);
+    return p;
+  }
+  template <class T> static void combine(T& a, const T& b) {
+    if constexpr (std::is_integral_v<T>) a = static_cast<T>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+    else a *= b;
+  }
+  template <class T> static T finish(const T& p, std::int64_t, const Attrs&) { return p; }
+};
+
+/// The input must be floating: PyTorch refuses to guess a result dtype for integers.
+inline DType floating_input(DType t) {
+  LT_CHECK(is_floating(t), "needs a floating input, got ", name(t), " (convert it with .to(lt::f32))");
+  return t;
+}
+
+struct Mean : AnyDims {
+  static constexpr bool integer_compute = false;
+  template <class T> using State = T;
+  static DType result_dtype(DType t) { return floating_input(t); }
+  template <class T> static T identity() { return T(0); }
+  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) { return lane_sum(x, n); }
+  template <class T> static void combine(T& a, const T& b) { a += b; }
+  template <class T> static T finish(const T& s, std::int64_t count, const Attrs&) { return s / static_cast<T>(count); }
+};
+
+/// Count, mean and sum of squared deviations: chunks take two passes over their values,
+/// and combine by Chan's rule, which stays accurate where sum-of-squares would cancel.
+template <class T> struct Moments {
+  T count, mean, m2;
+};
+
+template <bool Sqrt>
+struct Variance : AnyDims {
+  static constexpr std::size_t float_attrs = 1;  // the correction
+  static constexpr bool integer_compute = false;
+  template <class T> using State = Moments<T>;
+  static DType result_dtype(DType t) { return floating_input(t); }
+  template <class T> static Moments<T> identity() { return {0, 0, 0}; }
+  template <class T> static Moments<T> reduce(const T* x, std::int64_t n, std::int64_t) {
+    T mean = lane_sum(x, n) / static_cast<T>(n), m2 = 0;
+    for (std::int64_t i = 0; i < n; ++i) m2 += (x[i] - mean) * (x[i] - mean);
+    return {static_cast<T>(n), mean, m2};
+  }
+  template <class T> static void combine(Moments<T>& a, const Moments<T>& b) {
+    T count = a.count + b.count, delta = b.mean - a.mean;
+    a.m2 += b.m2 + delta * delta * (a.count * b.count / count);
+    a.mean += delta * (b.count / count);
+    a.count = count;
+  }
+  /// Divides by max(0, N - correction), as PyTorch: no degrees of freedom give inf or NaN.
+  template <class T> static T finish(const Moments<T>& s, std::int64_t count, const Attrs& a) {
+    T dof = std::max(T(0), static_cast<T>(count) - static_cast<T>(a.f(0)));
+    T v = s.m2 / dof;
+    return Sqrt ? std::sqrt(v) : v;
+  }
+};
+
+/// The largest value and the sum of exp(x - shift), where shift is that value unless it is
+/// infinite (then 0, as in PyTorch, so that all -inf gives -inf and any +inf gives +inf).
+template <class T> struct ExpSum {
+  T max, sum;
+};
+
+struct LogSumExp : AnyDims {
+  static constexpr bool integer_compute = false;
+  template <class T> using State = ExpSum<T>;
+  static DType result_dtype(DType t) { return is_floating(t) ? t : default_float; }
+  template <class T> static T shift(T max) { return std::isinf(max) ? T(0) : max; }
+  template <class T> static ExpSum<T> identity() { return {-std::numeric_limits<T>::infinity(), 0}; }
+  template <class T> static ExpSum<T> reduce(const T* x, std::int64_t n, std::int64_t) {
+    T m = x[0];
+    for (std::int64_t i = 1; i < n; ++i) m = is_nan(m) || x[i] <= m ? m : x[i];
+    T s = shift(m), sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - s);
+    return {m, sum};
+  }
+  template <class T> static void combine(ExpSum<T>& a, const ExpSum<T>& b) {
+    T m = is_nan(a.max) || b.max <= a.max ? a.max : b.max, s = shift(m);
+    auto rescaled = [s](const ExpSum<T>& e) { return e.sum == 0 ? T(0) : e.sum * std::exp(shift(e.max) - s); };
+    a.sum = rescaled(a) + rescaled(b);
+    a.max = m;
+  }
+  template <class T> static T finish(const ExpSum<T>& e, std::int64_t, const Attrs&) { return std::log(e.sum) + shift(e.max); }
+};
+
+/// Whether x wins over the current best: NaN wins over everything (PyTorch propagates it);
+/// ties keep the earlier element.
+template <bool Max, class T> bool beats(T x, T best) {
+  if (is_nan(best)) return false;
+  return is_nan(x) || (Max ? x > best : x < best);
+}
+
+/// amax, amin: no identity, so empty rows are refused when tracing.
+template <bool Max>
+struct Extreme : AnyDims {
+  template <class T> using State = T;
+  static DType result_dtype(DType t) { return t; }
+  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) {
+    T best = x[0];
+    bool nan = false;
+    for (std::int64_t i = 1; i < n; ++i) {  // branch-free, so that it vectorises
+      nan |= is_nan(x[i]);
+      best = (Max ? x[i] > best : x[i] < best) ? x[i] : best;
+    }
+    return nan ? std::numeric_limits<T>::quiet_NaN() : best;
+  }
+  template <class T> static void combine(T& a, const T& b) {
+    if (beats<Max>(b, a)) a = b;
+  }
+  template <class T> static T finish(const T& v, std::int64_t, const Attrs&) { return v; }
+};
+
+template <class T> struct Candidate {
+  T value;
+  std::int64_t index;
+};
+
+/// argmax, argmin: the index of the first extreme element within the row (the flattened
+/// index when every dim is reduced).
+template <bool Max>
+struct ArgExtreme : AnyDims {
+  static constexpr bool single_dim = true;
+  template <class T> using State = Candidate<T>;
+  static DType result_dtype(DType t) {
+    LT_CHECK(t != DType::boolean, "not supported for bool input");
+    return DType::i64;
+  }
+  template <class T> static Candidate<T> reduce(const T* x, std::int64_t n, std::int64_t first) {
+    std::int64_t at = 0;
+    for (std::int64_t i = 1; i < n && !is_nan(x[at]); ++i)
+      if (beats<Max>(x[i], x[at])) at = i;
+    return {x[at], first + at};
+  }
+  template <class T> static void combine(Candidate<T>& a, const Candidate<T>& b) {
+    if (beats<Max>(b.value, a.value)) a = b;
+  }
+  template <class T> static std::int64_t finish(const Candidate<T>& c, std::int64_t, const Attrs&) { return c.index; }
+};
+
+/// all, any: truthiness of any dtype (NaN is true); the result is bool.
+template <bool All>
+struct Truth : AnyDims {
+  template <class T> using State = bool;
+  static DType result_dtype(DType) { return DType::boolean; }
+  template <class T> static bool identity() { return All; }
+  template <class T> static bool reduce(const T* x, std::int64_t n, std::int64_t) {
+    for (std::int64_t i = 0; i < n; ++i)
+      if ((x[i] != T(0)) != All) return !All;
+    return All;
+  }
+  template <class T> static void combine(bool& a, const bool& b) { a = All ? a && b : a || b; }
+  template <class T> static bool finish(const bool& v, std::int64_t, const Attrs&) { return v; }
+};
+
+/// A state from the driver's raw bytes (copied: the bytes are not an S object).
+template <class S> S load_state(const void* p) {
+  S s;
+  std::memcpy(&s, p, sizeof s);
+  return s;
+}
+
+/// The type-erased reducer of Op computing in T.
+template <class Op, class T>
+kernels::Reducer make_reducer() {
+  using S = typename Op::template State<T>;
+  static_assert(sizeof(S) <= kernels::max_reduce_state && std::is_trivially_copyable_v<S>);
+  using R = decltype(Op::template finish<T>(S{}, 0, Attrs{}));
+  kernels::Reducer r{dtype_v<T>, dtype_v<R>, nullptr, nullptr, nullptr, nullptr};
+  if constexpr (requires { Op::template identity<T>(); })
+    r.identity = [](void* state) {
+      S s = Op::template identity<T>();
+      std::memcpy(state, &s, sizeof s);
+    };
+  r.reduce = [](const void* row, std::int64_t n, std::int64_t first, void* state) {
+    S s = Op::template reduce<T>(static_cast<const T*>(row), n, first);
+    std::memcpy(state, &s, sizeof s);
+  };
+  r.combine = [](void* acc, const void* next) {
+    S a = load_state<S>(acc);
+    Op::template combine<T>(a, load_state<S>(next));
+    std::memcpy(acc, &a, sizeof a);
+  };
+  r.finish = [](const void* state, std::int64_t count, const Attrs& attrs, void* result) {
+    R v = Op::template finish<T>(load_state<S>(state), count, attrs);
+    std::memcpy(result, &v, sizeof v);
+  };
+  return r;
+}
+
+/// The reduced dims of attrs: everything after keepdim.
+inline std::span<const std::int64_t> reduced_dims(const Attrs& a) { return std::span(a.ints).subspan(1); }
+
+template <class Op>
+Meta reduce_infer(std::span<const Meta> in, const Attrs& a) {
+  const Meta& x = in[0];
+  LT_CHECK(x.dtype != DType::bf16, "bf16 has no kernels yet");
+  LT_CHECK(!a.ints.empty() && a.floats.size() == Op::float_attrs, "malformed attributes");
+  std::span<const std::int64_t> dims = reduced_dims(a);
+  LT_CHECK(!Op::single_dim || dims.size() <= 1, "takes at most one dim, got ", dims.size());
+  int rank = x.shape.rank();
+  std::array<bool, max_rank> reduced{};
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    LT_CHECK(dims[k] >= 0 && dims[k] < rank, "dim ", dims[k], " is out of range for rank ", rank);
+    LT_CHECK(k == 0 || dims[k] > dims[k - 1], "dims must be sorted and unique");
+    reduced[static_cast<std::size_t>(dims[k])] = true;
+  }
+  bool keepdim = a.ints[0] != 0;
+  Shape out;
+  std::int64_t row_size = 1;
+  for (int d = 0; d < rank; ++d) {
+    bool r = dims.empty() || reduced[static_cast<std::size_t>(d)];
+    if (r) row_size *= x.shape[d];
+    if (!r) out.push_back(x.shape[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  if constexpr (!requires { Op::template identity<double>(); })
+    LT_CHECK(row_size > 0, "cannot reduce an empty dim without identity (input shape ", x.shape, ")");
+  return {out, Op::result_dtype(x.dtype)};
+}
+
+template <class Op>
+void reduce_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  auto run = [&]<class T>(Tag<T>) { kernels::reduce_rows(in[0], out, reduced_dims(a), a, make_reducer<Op, T>()); };
+  if constexpr (Op::integer_compute)
+    if (!is_floating(in[0].dtype)) return run(Tag<std::int64_t>{});
+  run(Tag<double>{});
+}
+
+template <class Op>
+constexpr OpDesc reduction_op(OpId id, std::string_view name) {
+  return OpDesc{id, name, OpKind::reduction, 1, &reduce_infer<Op>, &reduce_kernel<Op>};
+}
+
+inline constexpr OpDesc sum = reduction_op<Sum>(OpId::sum, "sum");
+inline constexpr OpDesc mean = reduction_op<Mean>(OpId::mean, "mean");
+inline constexpr OpDesc prod = reduction_op<Prod>(OpId::prod, "prod");
+inline constexpr OpDesc amax = reduction_op<Extreme<true>>(OpId::amax, "amax");
+inline constexpr OpDesc amin = reduction_op<Extreme<false>>(OpId::amin, "amin");
+inline constexpr OpDesc argmax = reduction_op<ArgExtreme<true>>(OpId::argmax, "argmax");
+inline constexpr OpDesc argmin = reduction_op<ArgExtreme<false>>(OpId::argmin, "argmin");
+inline constexpr OpDesc var = reduction_op<Variance<false>>(OpId::var, "var");
+inline constexpr OpDesc std_dev = reduction_op<Variance<true>>(OpId::std, "std");
+inline constexpr OpDesc logsumexp = reduction_op<LogSumExp>(OpId::logsumexp, "logsumexp");
+// `all` names this group's list of ops, as in every group: these two take other names.
+inline constexpr OpDesc all_true = reduction_op<Truth<true>>(OpId::all, "all");
+inline constexpr OpDesc any_true = reduction_op<Truth<false>>(OpId::any, "any");
+
+inline constexpr std::array all = {&sum, &mean, &prod, &amax, &amin, &argmax, &argmin,
+                                   &var, &std_dev, &logsumexp, &all_true, &any_true};
 
 }  // namespace lt::reduction

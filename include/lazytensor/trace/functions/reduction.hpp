@@ -1,3 +1,116 @@
 #pragma once
-// (being written)
+// Reduction functions. Dims may be negative; no dims (or an empty list) reduces every dim,
+// as PyTorch's `x.sum()`. keepdim keeps each reduced dim with extent 1.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lazytensor/ops/reduction.hpp"
 #include "lazytensor/trace/dispatch.hpp"
+
+namespace lt {
+
+namespace detail {
+/// The attrs of a reduction: {keepdim, dims...} with the dims wrapped and sorted. A repeated
+/// or out-of-range dim fails naming the op. Rank-0 tensors take dim 0 or -1 and reduce
+/// their one element, so their list of dims is empty.
+inline Attrs reduction_attrs(std::string_view op, const Tensor& x, const Dims& dims, bool keepdim,
+                             std::vector<double> floats = {}) {
+  std::span<const Tensor> operands(&x, 1);
+  if (!x.defined()) op_error(op, operands, "an operand is undefined");
+  std::array<bool, max_rank> seen{};
+  for (std::int64_t d : dims) {
+    int w = 0;
+    try {
+      w = wrap_dim(d, x.dim());
+    } catch (const Error& e) {
+      op_error(op, operands, e.what());
+    }
+    if (seen[static_cast<std::size_t>(w)])
+      op_error(op, operands, "dim " + std::to_string(d) + " appears more than once in dims " + dims.str());
+    seen[static_cast<std::size_t>(w)] = true;
+  }
+  std::vector<std::int64_t> ints{keepdim};
+  for (int d = 0; d < x.dim(); ++d)
+    if (seen[static_cast<std::size_t>(d)]) ints.push_back(d);
+  return Attrs{std::move(ints), std::move(floats)};
+}
+}  // namespace detail
+
+#define LT_REDUCTION_FUNCTION(op, desc)                                                                    \
+  inline Tensor op(const Tensor& x, Dims dims, bool keepdim = false) {                                     \
+    return record(reduction::desc, {x}, detail::reduction_attrs(#op, x, dims, keepdim));                   \
+  }                                                                                                        \
+  inline Tensor op(const Tensor& x, std::int64_t dim, bool keepdim = false) { return op(x, Dims{dim}, keepdim); } \
+  inline Tensor op(const Tensor& x) { return op(x, Dims{}); }
+LT_REDUCTION_FUNCTION(sum, sum)
+LT_REDUCTION_FUNCTION(mean, mean)
+LT_REDUCTION_FUNCTION(prod, prod)
+LT_REDUCTION_FUNCTION(amax, amax)
+LT_REDUCTION_FUNCTION(amin, amin)
+LT_REDUCTION_FUNCTION(logsumexp, logsumexp)
+LT_REDUCTION_FUNCTION(all, all_true)
+LT_REDUCTION_FUNCTION(any, any_true)
+#undef LT_REDUCTION_FUNCTION
+
+/// Index of the first largest element along `dim`; with no dim, in the flattened tensor.
+/// NaN counts as the largest.
+inline Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim = false) {
+  return record(reduction::argmax, {x}, detail::reduction_attrs("argmax", x, dim ? Dims{*dim} : Dims{}, keepdim));
+}
+inline Tensor argmax(const Tensor& x) { return argmax(x, std::nullopt); }
+/// As argmax, for the smallest element.
+inline Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim = false) {
+  return record(reduction::argmin, {x}, detail::reduction_attrs("argmin", x, dim ? Dims{*dim} : Dims{}, keepdim));
+}
+inline Tensor argmin(const Tensor& x) { return argmin(x, std::nullopt); }
+
+/// Variance with N - correction degrees of freedom (1: the unbiased estimate).
+inline Tensor var(const Tensor& x, Dims dims, std::int64_t correction = 1, bool keepdim = false) {
+  return record(reduction::var, {x},
+                detail::reduction_attrs("var", x, dims, keepdim, {static_cast<double>(correction)}));
+}
+inline Tensor var(const Tensor& x, std::int64_t correction = 1) { return var(x, Dims{}, correction); }
+/// Standard deviation: the square root of var.
+inline Tensor std(const Tensor& x, Dims dims, std::int64_t correction = 1, bool keepdim = false) {
+  return record(reduction::std_dev, {x},
+                detail::reduction_attrs("std", x, dims, keepdim, {static_cast<double>(correction)}));
+}
+inline Tensor std(const Tensor& x, std::int64_t correction = 1) { return lt::std(x, Dims{}, correction); }
+
+inline Tensor Tensor::sum() const { return lt::sum(*this); }
+inline Tensor Tensor::sum(Dims dims, bool keepdim) const { return lt::sum(*this, dims, keepdim); }
+inline Tensor Tensor::sum(std::int64_t dim, bool keepdim) const { return lt::sum(*this, dim, keepdim); }
+inline Tensor Tensor::mean() const { return lt::mean(*this); }
+inline Tensor Tensor::mean(Dims dims, bool keepdim) const { return lt::mean(*this, dims, keepdim); }
+inline Tensor Tensor::mean(std::int64_t dim, bool keepdim) const { return lt::mean(*this, dim, keepdim); }
+inline Tensor Tensor::prod() const { return lt::prod(*this); }
+inline Tensor Tensor::prod(Dims dims, bool keepdim) const { return lt::prod(*this, dims, keepdim); }
+inline Tensor Tensor::prod(std::int64_t dim, bool keepdim) const { return lt::prod(*this, dim, keepdim); }
+inline Tensor Tensor::amax() const { return lt::amax(*this); }
+inline Tensor Tensor::amax(Dims dims, bool keepdim) const { return lt::amax(*this, dims, keepdim); }
+inline Tensor Tensor::amax(std::int64_t dim, bool keepdim) const { return lt::amax(*this, dim, keepdim); }
+inline Tensor Tensor::amin() const { return lt::amin(*this); }
+inline Tensor Tensor::amin(Dims dims, bool keepdim) const { return lt::amin(*this, dims, keepdim); }
+inline Tensor Tensor::amin(std::int64_t dim, bool keepdim) const { return lt::amin(*this, dim, keepdim); }
+inline Tensor Tensor::argmax() const { return lt::argmax(*this); }
+inline Tensor Tensor::argmax(std::int64_t dim, bool keepdim) const { return lt::argmax(*this, dim, keepdim); }
+inline Tensor Tensor::argmin() const { return lt::argmin(*this); }
+inline Tensor Tensor::argmin(std::int64_t dim, bool keepdim) const { return lt::argmin(*this, dim, keepdim); }
+inline Tensor Tensor::var(std::int64_t correction) const { return lt::var(*this, correction); }
+inline Tensor Tensor::var(Dims dims, std::int64_t correction, bool keepdim) const {
+  return lt::var(*this, dims, correction, keepdim);
+}
+inline Tensor Tensor::std(std::int64_t correction) const { return lt::std(*this, correction); }
+inline Tensor Tensor::std(Dims dims, std::int64_t correction, bool keepdim) const {
+  return lt::std(*this, dims, correction, keepdim);
+}
+inline Tensor Tensor::logsumexp(Dims dims, bool keepdim) const { return lt::logsumexp(*this, dims, keepdim); }
+inline Tensor Tensor::all() const { return lt::all(*this); }
+inline Tensor Tensor::all(Dims dims, bool keepdim) const { return lt::all(*this, dims, keepdim); }
+inline Tensor Tensor::any() const { return lt::any(*this); }
+inline Tensor Tensor::any(Dims dims, bool keepdim) const { return lt::any(*this, dims, keepdim); }
+
+}  // namespace lt

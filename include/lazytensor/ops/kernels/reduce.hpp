@@ -1,0 +1,177 @@
+#pragma once
+// The reduction engine: one non-template driver serves every reduction. It maps each output
+// element to its row (the reduced elements, in row-major order of the reduced dims), gathers
+// the row in fixed chunks into a contiguous buffer of the compute type, and hands each chunk
+// to the op's tiny per-chunk function. Chunk results are combined in chunk order, so a
+// result depends on the shapes alone, never on how many threads ran.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
+
+namespace lt::kernels {
+
+/// Elements of a row reduced at once: the unit of the fixed split of long rows.
+inline constexpr std::int64_t reduce_chunk = 2048;
+/// The largest per-op partial result (a chunk's state), in bytes.
+inline constexpr std::size_t max_reduce_state = 32;
+/// Rows with fewer outputs than this are split into chunks reduced in parallel.
+inline constexpr std::int64_t split_rows_below = 128;
+
+/// The per-op part of a reduction, on states of the op's type held as raw bytes.
+struct Reducer {
+  DType compute;  // rows are gathered as this type (i64 or f64)
+  DType result;   // finish writes this type
+  void (*identity)(void* state);  // the state of an empty row; nullptr: the op has none
+  void (*reduce)(const void* row, std::int64_t n, std::int64_t first, void* state);  // n >= 1
+  void (*combine)(void* acc, const void* next);  // `next` holds the elements after `acc`'s
+  void (*finish)(const void* state, std::int64_t count, const Attrs& attrs, void* result);
+};
+
+/// Where the elements of each output's row lie in the input.
+struct ReducePlan {
+  Shape kept, kept_strides;  // the output index space, walked to find each row's first element
+  Shape row, row_strides;    // the reduced dims, size-1 dims dropped and mergeable dims merged
+  std::int64_t outputs = 1, row_size = 1;
+};
+
+/// `dims`: the reduced dims, non-negative; empty means every dim.
+inline ReducePlan plan_reduction(const View& in, std::span<const std::int64_t> dims) {
+  std::array<bool, max_rank> reduced{};
+  for (std::int64_t d : dims) reduced[static_cast<std::size_t>(d)] = true;
+  ReducePlan p;
+  for (int d = 0; d < in.shape.rank(); ++d) {
+    std::int64_t extent = in.shape[d], stride = in.strides[d];
+    if (!dims.empty() && !reduced[static_cast<std::size_t>(d)]) {
+      p.kept.push_back(extent);
+      p.kept_strides.push_back(stride);
+      p.outputs *= extent;
+      continue;
+    }
+    p.row_size *= extent;
+    if (extent == 1) continue;
+    // An outer dim that steps over exactly the inner one merges with it: fewer dims to walk.
+    int last = p.row.rank() - 1;
+    if (last >= 0 && p.row_strides[last] == stride * extent && extent != 0 && p.row[last] != 0) {
+      p.row[last] *= extent;
+      p.row_strides[last] = stride;
+    } else {
+      p.row.push_back(extent);
+      p.row_strides.push_back(stride);
+    }
+  }
+  return p;
+}
+
+/// Elements [r0, r0 + n) of the row starting at element `base`, as Tc: in `buf`, or in place
+/// where they already are a plain array of Tc.
+template <class Tc>
+const Tc* gather_row(const View& in, const ReducePlan& p, std::int64_t base, std::int64_t r0, std::int64_t n, Tc* buf) {
+  return visit(in.dtype, [&]<class T>(Tag<T>) -> const Tc* {
+    const T* src = in.ptr<T>() + base;
+    if (p.row.rank() <= 1) {
+      std::int64_t stride = p.row.rank() == 1 ? p.row_strides[0] : 0;
+      if (stride == 1) {
+        if constexpr (std::is_same_v<T, Tc>) return src + r0;
+        for (std::int64_t i = 0; i < n; ++i) buf[i] = static_cast<Tc>(src[r0 + i]);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) buf[i] = static_cast<Tc>(src[(r0 + i) * stride]);
+      }
+      return buf;
+    }
+    OffsetWalker w(p.row, p.row_strides, r0);
+    for (std::int64_t i = 0; i < n; ++i, w.next()) buf[i] = static_cast<Tc>(src[w.offset()]);
+    return buf;
+  });
+}
+
+/// Converts n results of dtype `from` into out[at, at + n).
+inline void store_results(DType from, const std::byte* results, const View& out, std::int64_t at, std::int64_t n) {
+  visit(from, [&]<class R>(Tag<R>) {
+    const R* r = reinterpret_cast<const R*>(results);
+    visit(out.dtype, [&]<class T>(Tag<T>) {
+      T* d = out.ptr<T>() + at;
+      for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(r[i]);
+    });
+  });
+}
+
+namespace detail {
+struct alignas(16) StateSlot {
+  std::byte bytes[max_reduce_state];
+};
+struct alignas(64) ChunkBuffer {
+  std::byte bytes[reduce_chunk * sizeof(double)];
+};
+
+/// Reduces chunk c of the row starting at `base` into `state`.
+inline void reduce_chunk_at(const View& in, const ReducePlan& p, const Reducer& r, std::int64_t base, std::int64_t c,
+                            ChunkBuffer& buf, void* state) {
+  std::int64_t r0 = c * reduce_chunk, n = std::min(reduce_chunk, p.row_size - r0);
+  const void* row = r.compute == DType::f64
+                        ? static_cast<const void*>(gather_row(in, p, base, r0, n, reinterpret_cast<double*>(buf.bytes)))
+                        : static_cast<const void*>(gather_row(in, p, base, r0, n, reinterpret_cast<std::int64_t*>(buf.bytes)));
+  r.reduce(row, n, r0, state);
+}
+}  // namespace detail
+
+/// out[o] = the op's reduction of row o of `in`. `dims` as in plan_reduction.
+inline void reduce_rows(const View& in, const View& out, std::span<const std::int64_t> dims, const Attrs& attrs,
+                        const Reducer& r) {
+  const ReducePlan p = plan_reduction(in, dims);
+  const std::int64_t chunks = (p.row_size + reduce_chunk - 1) / reduce_chunk;
+  const std::size_t result_size = itemsize(r.result);
+  LT_CHECK(chunks > 0 || r.identity != nullptr, "cannot reduce an empty dim without identity");
+
+  if (chunks > 1 && p.outputs < split_rows_below) {
+    // Few long rows: every (row, chunk) pair is a task; each row then combines its chunks.
+    std::vector<detail::StateSlot> states(static_cast<std::size_t>(p.outputs * chunks));
+    parallel_for_each_block(p.outputs * chunks, reduce_chunk, [&](std::int64_t b, std::int64_t e) {
+      detail::ChunkBuffer buf;
+      for (std::int64_t k = b; k < e; ++k) {
+        std::int64_t base = OffsetWalker(p.kept, p.kept_strides, k / chunks).offset();
+        detail::reduce_chunk_at(in, p, r, base, k % chunks, buf, states[static_cast<std::size_t>(k)].bytes);
+      }
+    });
+    alignas(8) std::byte result[sizeof(double)];
+    for (std::int64_t o = 0; o < p.outputs; ++o) {
+      std::byte* acc = states[static_cast<std::size_t>(o * chunks)].bytes;
+      for (std::int64_t c = 1; c < chunks; ++c) r.combine(acc, states[static_cast<std::size_t>(o * chunks + c)].bytes);
+      r.finish(acc, p.row_size, attrs, result);
+      store_results(r.result, result, out, o, 1);
+    }
+    return;
+  }
+
+  constexpr std::int64_t results_block = 256;
+  parallel_for_each_block(p.outputs, std::max<std::int64_t>(p.row_size, 1), [&](std::int64_t b, std::int64_t e) {
+    detail::ChunkBuffer buf;
+    detail::StateSlot state, part;
+    alignas(8) std::byte results[results_block * sizeof(double)];
+    OffsetWalker rows(p.kept, p.kept_strides, b);
+    for (std::int64_t o0 = b; o0 < e; o0 += results_block) {
+      std::int64_t m = std::min(results_block, e - o0);
+      for (std::int64_t k = 0; k < m; ++k, rows.next()) {
+        if (chunks == 0) {
+          r.identity(state.bytes);
+        } else {
+          detail::reduce_chunk_at(in, p, r, rows.offset(), 0, buf, state.bytes);
+          for (std::int64_t c = 1; c < chunks; ++c) {
+            detail::reduce_chunk_at(in, p, r, rows.offset(), c, buf, part.bytes);
+            r.combine(state.bytes, part.bytes);
+          }
+        }
+        r.finish(state.bytes, p.row_size, attrs, results + static_cast<std::size_t>(k) * result_size);
+      }
+      store_results(r.result, results, out, o0, m);
+    }
+  });
+}
+
+}  // namespace lt::kernels
