@@ -152,13 +152,17 @@ Ref long_specials() {
 }
 
 /// Rows longer than one chunk of the kernel: a few long rows (split across tasks), many
-/// long rows, rows whose elements lie far apart, and special values in far chunks.
+/// long rows, rows whose elements lie far apart (gathered for many outputs at once), and
+/// special values in far chunks. `one_dim`: for ops that reduce at most one dim.
 CaseList long_rows(const std::string& what, DType in, DType out, const Call& call, const RowFn& f, double lo = -2,
-                   double hi = 2) {
+                   double hi = 2, bool one_dim = false) {
+  std::vector<std::int64_t> apart = one_dim ? std::vector<std::int64_t>{0} : std::vector<std::int64_t>{0, 2};
   return {reduce_case(what + " few long rows", random_ref({3, 5001}, in, 91, lo, hi), {1}, false, out, call, f),
           reduce_case(what + " many long rows", random_ref({130, 2500}, in, 92, lo, hi), {-1}, false, out, call, f),
           reduce_case(what + " strided rows", random_ref({4100, 3}, in, 93, lo, hi), {0}, false, out, call, f),
           reduce_case(what + " everything", random_ref({70, 80}, in, 94, lo, hi), {}, false, out, call, f),
+          reduce_case(what + " outer dim, many outputs", random_ref({2100, 130}, in, 95, lo, hi), {0}, false, out, call, f),
+          reduce_case(what + " outer dims apart", random_ref({40, 3, 60, 50}, in, 96, lo, hi), apart, true, out, call, f),
           reduce_case(what + " specials in far chunks", long_specials(), {1}, false, out, call, f)};
 }
 
@@ -264,7 +268,7 @@ CaseList arg_cases(Tensor (*fn)(const Tensor&, std::optional<std::int64_t>, bool
   cs.push_back(reduce_case("rank 0", x0(), {}, false, DType::i64, c, f));
   cs.push_back(reduce_case("rank 0", x0(), {0}, true, DType::i64, c, f));
   cs.push_back(reduce_case("rank 0", x0(), {-1}, false, DType::i64, c, f));
-  append(cs, long_rows("f32", DType::f32, DType::i64, c, f));
+  append(cs, long_rows("f32", DType::f32, DType::i64, c, f, -2, 2, true));
   Ref ties = values_ref({2, 6}, DType::f32, {1, 3, 3, -2, -2, 3, -5, 0, 0, -5, 2, 2});
   cs.push_back(reduce_case("ties give the first", ties, {1}, false, DType::i64, c, f));
   cs.push_back(reduce_case("ties give the first", ties, {}, false, DType::i64, c, f));
