@@ -1,11 +1,154 @@
 #pragma once
-// Contractions and windows: matmul, conv2d, pooling.
+// Contractions: matmul with torch.matmul's rank rules and broadcast batch dims, and conv2d.
 #include <array>
+#include <vector>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/elementwise_rules.hpp"
+#include "lazytensor/ops/kernels/copy.hpp"
+#include "lazytensor/ops/kernels/gemm.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
 
 namespace lt::contraction {
 
-inline constexpr std::array<const OpDesc*, 0> all{};
+/// Operands in the compute dtype: the view itself when it already has it, else a converted
+/// contiguous copy (kept alive by `keep`).
+inline View as_dtype(const View& v, DType t, Array& keep) {
+  if (v.dtype == t) return v;
+  keep = Array::empty(t, v.shape);
+  kernels::copy_strided(v, keep.view);
+  return keep.view;
+}
+
+/// A matmul operand seen as a batch of matrices: vectors become a 1-row (left) or 1-column
+/// (right) matrix, as torch.matmul does.
+struct MatrixOperand {
+  Shape batch;
+  Strides batch_strides;
+  std::int64_t rows, cols, row_stride, col_stride;
+
+  MatrixOperand(const Shape& s, const Strides& st, bool left) {
+    int r = s.rank();
+    if (r == 1) {
+      rows = left ? 1 : s[0];
+      cols = left ? s[0] : 1;
+      row_stride = left ? 0 : st[0];
+      col_stride = left ? st[0] : 0;
+      return;
+    }
+    rows = s[r - 2], cols = s[r - 1], row_stride = st[r - 2], col_stride = st[r - 1];
+    for (int d = 0; d < r - 2; ++d) batch.push_back(s[d]), batch_strides.push_back(st[d]);
+  }
+};
+
+inline Meta matmul_infer(std::span<const Meta> in, const Attrs&) {
+  const Shape &a = in[0].shape, &b = in[1].shape;
+  LT_CHECK(a.rank() >= 1 && b.rank() >= 1, "both operands need at least one dim, got ", a, " and ", b);
+  for (const Meta& m : in) LT_CHECK(m.dtype != DType::bf16 && m.dtype != DType::boolean, "no kernel for ", name(m.dtype));
+  MatrixOperand l(a, contiguous_strides(a), true), r(b, contiguous_strides(b), false);
+  LT_CHECK(l.cols == r.rows, "inner sizes differ: ", a, " and ", b);
+  Shape out;
+  LT_CHECK(try_broadcast(l.batch, r.batch, out), "batch dims of ", a, " and ", b, " do not broadcast");
+  if (a.rank() > 1) out.push_back(l.rows);
+  if (b.rank() > 1) out.push_back(r.cols);
+  return {out, result_type(in)};
+}
+
+inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs&) {
+  DType t = kernels::compute_dtype(out.dtype);
+  Array keep_a, keep_b, keep_c;
+  View a = as_dtype(in[0], t, keep_a), b = as_dtype(in[1], t, keep_b);
+  View c = out.dtype == t ? out : (keep_c = Array::empty(t, out.shape)).view;
+  MatrixOperand l(a.shape, a.strides, true), r(b.shape, b.strides, false);
+  Shape batch;
+  try_broadcast(l.batch, r.batch, batch);
+  Strides la = broadcast_strides(l.batch, l.batch_strides, batch), rb = broadcast_strides(r.batch, r.batch_strides, batch);
+  std::int64_t n = l.rows, k = l.cols, m = r.cols, batches = batch.numel();
+  // Split each product into row blocks too, so that one large product still uses every core.
+  std::int64_t row_block = std::max<std::int64_t>(16, n / 8), blocks = (n + row_block - 1) / row_block;
+  kernels::visit_compute(t, [&]<class T>(Tag<T>) {
+    kernels::parallel_blocks(batches * blocks, 1, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t task = begin; task < end; ++task) {
+        std::int64_t bi = task / blocks, r0 = (task % blocks) * row_block, rows = std::min(row_block, n - r0);
+        kernels::OffsetWalker wa(batch, la, bi), wb(batch, rb, bi);
+        const T* pa = a.ptr<T>() + wa.offset() + r0 * l.row_stride;
+        const T* pb = b.ptr<T>() + wb.offset();
+        T* pc = c.ptr<T>() + (bi * n + r0) * m;
+        kernels::gemm<T>(pa, l.row_stride, l.col_stride, pb, r.row_stride, r.col_stride, pc, rows, k, m);
+      }
+    });
+  });
+  if (c.data != out.data) kernels::copy_strided(c, out);
+}
+
+/// attrs.ints: {stride h, stride w, pad h, pad w, dilation h, dilation w, groups}.
+struct ConvParams {
+  std::int64_t sh, sw, ph, pw, dh, dw, groups;
+  explicit ConvParams(const Attrs& a)
+      : sh(a.ints[0]), sw(a.ints[1]), ph(a.ints[2]), pw(a.ints[3]), dh(a.ints[4]), dw(a.ints[5]), groups(a.ints[6]) {}
+  static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
+    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+  }
+};
+
+inline Meta conv2d_infer(std::span<const Meta> in, const Attrs& a) {
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  LT_CHECK(a.ints.size() == 7, "conv2d takes {stride, padding, dilation, groups} attributes");
+  ConvParams p(a);
+  LT_CHECK(x.rank() == 4 && w.rank() == 4, "expected input [N, C, H, W] and weight [O, C/groups, kH, kW], got ", x,
+           " and ", w);
+  LT_CHECK(is_floating(in[0].dtype) && in[0].dtype == in[1].dtype && in[0].dtype != DType::bf16,
+           "input and weight must have the same floating dtype");
+  LT_CHECK(p.sh > 0 && p.sw > 0 && p.dh > 0 && p.dw > 0 && p.ph >= 0 && p.pw >= 0 && p.groups > 0,
+           "stride and dilation must be positive, padding non-negative, groups positive");
+  LT_CHECK(x[1] % p.groups == 0 && w[0] % p.groups == 0 && w[1] * p.groups == x[1], "channels: input ", x[1],
+           ", weight ", w, " and groups ", p.groups, " do not fit");
+  std::int64_t oh = ConvParams::out_size(x[2], w[2], p.sh, p.ph, p.dh), ow = ConvParams::out_size(x[3], w[3], p.sw, p.pw, p.dw);
+  LT_CHECK(oh > 0 && ow > 0, "the kernel ", w, " does not fit the padded input ", x);
+  return {Shape{x[0], w[0], oh, ow}, in[0].dtype};
+}
+
+/// im2col + GEMM per (image, group): columns hold each output pixel's receptive field.
+inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  ConvParams p(attrs);
+  Array xc = Array::empty(in[0].dtype, in[0].shape), wc = Array::empty(in[1].dtype, in[1].shape);
+  kernels::copy_strided(in[0], xc.view);
+  kernels::copy_strided(in[1], wc.view);
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  std::int64_t N = x[0], C = x[1], H = x[2], W = x[3], O = w[0], KH = w[2], KW = w[3], G = p.groups;
+  std::int64_t OH = out.shape[2], OW = out.shape[3], cg = C / G, og = O / G, patch = cg * KH * KW, pixels = OH * OW;
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
+      kernels::parallel_blocks(N * G, 1, [&](std::int64_t begin, std::int64_t end) {
+        std::vector<T> cols(static_cast<std::size_t>(patch * pixels));
+        for (std::int64_t task = begin; task < end; ++task) {
+          std::int64_t n = task / G, g = task % G;
+          const T* img = xc.view.ptr<T>() + (n * C + g * cg) * H * W;
+          for (std::int64_t c = 0; c < cg; ++c)
+            for (std::int64_t ki = 0; ki < KH; ++ki)
+              for (std::int64_t kj = 0; kj < KW; ++kj) {
+                T* row = cols.data() + ((c * KH + ki) * KW + kj) * pixels;
+                for (std::int64_t oi = 0; oi < OH; ++oi) {
+                  std::int64_t ii = oi * p.sh - p.ph + ki * p.dh;
+                  for (std::int64_t oj = 0; oj < OW; ++oj) {
+                    std::int64_t jj = oj * p.sw - p.pw + kj * p.dw;
+                    bool inside = ii >= 0 && ii < H && jj >= 0 && jj < W;
+                    row[oi * OW + oj] = inside ? img[(c * H + ii) * W + jj] : T(0);
+                  }
+                }
+              }
+          const T* wg = wc.view.ptr<T>() + g * og * patch;
+          T* dst = out.ptr<T>() + (n * O + g * og) * pixels;
+          kernels::gemm<T>(wg, patch, 1, cols.data(), pixels, 1, dst, og, patch, pixels);
+        }
+      });
+    }
+  });
+}
+
+inline constexpr OpDesc matmul{OpId::matmul, "matmul", OpKind::contraction, 2, &matmul_infer, &matmul_kernel};
+inline constexpr OpDesc conv2d{OpId::conv2d, "conv2d", OpKind::contraction, 2, &conv2d_infer, &conv2d_kernel};
+
+inline constexpr std::array all = {&matmul, &conv2d};
 
 }  // namespace lt::contraction

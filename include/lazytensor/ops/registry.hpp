@@ -9,6 +9,7 @@
 #include "lazytensor/ops/indexing.hpp"
 #include "lazytensor/ops/leaf.hpp"
 #include "lazytensor/ops/movement.hpp"
+#include "lazytensor/ops/pool.hpp"
 #include "lazytensor/ops/reduction.hpp"
 #include "lazytensor/ops/unary.hpp"
 
@@ -27,7 +28,7 @@ constexpr auto join_ops(const std::array<const OpDesc*, N>&... groups) {
 /// Every registered op, grouped as in ops/.
 inline constexpr auto registered_ops = detail::join_ops(leaf::all, creation::all, unary::all, binary::all,
                                                         reduction::all, movement::all, indexing::all,
-                                                        contraction::all);
+                                                        contraction::all, pool::all);
 
 /// Descriptor by stable id; nullptr for an unused id.
 inline const OpDesc* find_op(OpId id) {

@@ -1,3 +1,130 @@
 #pragma once
-// (being written)
-#include "lazytensor/trace/dispatch.hpp"
+// Neural-network functions: linear, conv2d, pooling, softmax, log_softmax, layer_norm and
+// batch_norm. Only conv2d and the pools have kernels; the rest compose primitives.
+#include <array>
+#include <optional>
+
+#include "lazytensor/ops/pool.hpp"
+#include "lazytensor/trace/functions/contraction.hpp"
+#include "lazytensor/trace/functions/elementwise.hpp"
+#include "lazytensor/trace/functions/movement.hpp"
+#include "lazytensor/trace/functions/reduction.hpp"
+
+namespace lt {
+
+/// An (h, w) pair that a single number also gives, as PyTorch's int-or-tuple arguments.
+struct Pair2 {
+  std::int64_t h, w;
+  Pair2(std::int64_t v) : h(v), w(v) {}  // NOLINT: implicit on purpose
+  Pair2(std::int64_t h_, std::int64_t w_) : h(h_), w(w_) {}
+};
+
+/// x @ weight^T + bias over the last dim of x (any leading dims).
+inline Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) {
+  if (weight.defined() && weight.dim() != 2) op_error("linear", {&weight, 1}, "weight must be [out, in]");
+  Tensor y = matmul(x, weight.t());
+  return bias ? y + *bias : y;
+}
+
+namespace detail {
+/// Runs a [N, C, H, W] op on an unbatched [C, H, W] input too.
+template <class F>
+Tensor batched4(const Tensor& x, F&& f) {
+  if (x.defined() && x.dim() == 3) return squeeze(f(unsqueeze(x, 0)), 0);
+  return f(x);
+}
+}  // namespace detail
+
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                     Pair2 stride = 1, Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1) {
+  Attrs a{{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups}, {}};
+  Tensor y = detail::batched4(x, [&](const Tensor& x4) { return record(contraction::conv2d, {x4, weight}, a); });
+  if (!bias) return y;
+  if (bias->dim() != 1 || bias->size(0) != weight.size(0)) op_error("conv2d", {&*bias, 1}, "bias must be [out_channels]");
+  return y + bias->reshape({-1, 1, 1});  // broadcasts over [N, C, H, W] and [C, H, W]
+}
+
+namespace detail {
+inline Tensor pool(const OpDesc& op, const Tensor& x, Pair2 kernel, std::optional<Pair2> stride, Pair2 padding,
+                   Pair2 dilation, bool ceil_mode, bool count_include_pad) {
+  Pair2 s = stride.value_or(kernel);
+  Attrs a{{kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, dilation.h, dilation.w, ceil_mode, count_include_pad}, {}};
+  return batched4(x, [&](const Tensor& x4) { return record(op, {x4}, a); });
+}
+}  // namespace detail
+
+/// stride defaults to the kernel size, as in PyTorch.
+inline Tensor max_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> stride = std::nullopt, Pair2 padding = 0,
+                         Pair2 dilation = 1, bool ceil_mode = false) {
+  return detail::pool(pool::max_pool2d, x, kernel, stride, padding, dilation, ceil_mode, true);
+}
+
+inline Tensor avg_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> stride = std::nullopt, Pair2 padding = 0,
+                         bool ceil_mode = false, bool count_include_pad = true) {
+  return detail::pool(pool::avg_pool2d, x, kernel, stride, padding, 1, ceil_mode, count_include_pad);
+}
+
+inline Tensor adaptive_avg_pool2d(const Tensor& x, Pair2 output_size) {
+  Attrs a{{output_size.h, output_size.w}, {}};
+  return detail::batched4(x, [&](const Tensor& x4) { return record(pool::adaptive_avg_pool2d, {x4}, a); });
+}
+
+/// exp(x - max) / sum: the max shift keeps exp finite.
+inline Tensor softmax(const Tensor& x, std::int64_t dim) {
+  Tensor e = exp(x - amax(x, dim, true));
+  return e / sum(e, dim, true);
+}
+
+inline Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  Tensor shifted = x - amax(x, dim, true);
+  return shifted - log(sum(exp(shifted), dim, true));
+}
+
+/// Normalises over the trailing dims `normalized_shape` (biased variance), then scales and shifts.
+inline Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                         const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5) {
+  int k = normalized_shape.rank();
+  bool fits = x.defined() && k >= 1 && k <= x.dim();
+  for (int i = 0; fits && i < k; ++i) fits = x.shape()[x.dim() - k + i] == normalized_shape[i];
+  if (!fits) op_error("layer_norm", {&x, 1}, "normalized_shape " + normalized_shape.str() + " is not the input's trailing shape");
+  Dims dims;
+  for (int i = x.dim() - k; i < x.dim(); ++i) dims.push_back(i);
+  Tensor mu = mean(x, dims, true);
+  Tensor y = (x - mu) * rsqrt(var(x, dims, 0, true) + eps);
+  if (weight) y = y * *weight;
+  return bias ? y + *bias : y;
+}
+
+/// Input [N, C] or [N, C, *]. Training normalises with the batch statistics (biased variance)
+/// and updates the running statistics in place with the unbiased variance, as PyTorch; eval
+/// normalises with the running statistics.
+inline Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var,
+                         const std::optional<Tensor>& weight = std::nullopt, const std::optional<Tensor>& bias = std::nullopt,
+                         bool training = false, double momentum = 0.1, double eps = 1e-5) {
+  if (!x.defined() || x.dim() < 2) op_error("batch_norm", {&x, 1}, "expects input [N, C] or [N, C, *]");
+  std::int64_t c = x.size(1);
+  Shape stat_shape = Dims::filled(x.dim(), 1);
+  stat_shape[1] = c;
+  Dims dims;
+  for (int i = 0; i < x.dim(); ++i)
+    if (i != 1) dims.push_back(i);
+  Tensor mu, v;
+  if (training) {
+    std::int64_t count = x.numel() / std::max<std::int64_t>(c, 1);
+    if (count <= 1) op_error("batch_norm", {&x, 1}, "training needs more than one value per channel");
+    mu = mean(x, dims);
+    v = var(x, dims, 0);
+    if (running_mean.defined()) running_mean.assign(running_mean * (1 - momentum) + mu * momentum);
+    if (running_var.defined())
+      running_var.assign(running_var * (1 - momentum) + v * (momentum * static_cast<double>(count) / static_cast<double>(count - 1)));
+  } else {
+    if (!running_mean.defined() || !running_var.defined())
+      op_error("batch_norm", {&x, 1}, "eval mode needs running_mean and running_var");
+    mu = running_mean, v = running_var;
+  }
+  Tensor y = (x - mu.reshape(stat_shape)) * rsqrt(v.reshape(stat_shape) + eps);
+  if (weight) y = y * weight->reshape(stat_shape);
+  return bias ? y + bias->reshape(stat_shape) : y;
+}
+
+}  // namespace lt

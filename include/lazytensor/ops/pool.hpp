@@ -1,0 +1,140 @@
+#pragma once
+// Windows over the last two dims of [N, C, H, W]: max_pool2d, avg_pool2d, adaptive_avg_pool2d.
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/copy.hpp"
+#include "lazytensor/ops/kernels/elementwise.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+
+namespace lt::pool {
+
+/// attrs.ints: {kernel h, w, stride h, w, padding h, w, dilation h, w, ceil_mode, count_include_pad}.
+struct Window {
+  std::int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  bool ceil_mode, count_include_pad;
+  explicit Window(const Attrs& a)
+      : kh(a.ints[0]), kw(a.ints[1]), sh(a.ints[2]), sw(a.ints[3]), ph(a.ints[4]), pw(a.ints[5]), dh(a.ints[6]),
+        dw(a.ints[7]), ceil_mode(a.ints[8] != 0), count_include_pad(a.ints[9] != 0) {}
+  /// PyTorch's pooling output size; with ceil_mode the last window must start inside the input.
+  static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil) {
+    std::int64_t span = in + 2 * p - d * (k - 1) - 1;
+    std::int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
+    if (ceil && (out - 1) * s >= in + p) --out;
+    return out;
+  }
+};
+
+inline void check_input(const Meta& x) {
+  LT_CHECK(x.shape.rank() == 4, "expected input [N, C, H, W], got ", x.shape);
+  LT_CHECK(x.dtype == DType::f32 || x.dtype == DType::f64, "expected a floating input, got ", name(x.dtype));
+}
+
+inline Meta window_infer(std::span<const Meta> in, const Attrs& a) {
+  check_input(in[0]);
+  LT_CHECK(a.ints.size() == 10, "pooling takes kernel, stride, padding, dilation, ceil_mode, count_include_pad");
+  Window w(a);
+  LT_CHECK(w.kh > 0 && w.kw > 0 && w.sh > 0 && w.sw > 0 && w.dh > 0 && w.dw > 0, "kernel, stride and dilation must be positive");
+  LT_CHECK(w.ph >= 0 && w.pw >= 0 && 2 * w.ph <= w.kh && 2 * w.pw <= w.kw, "padding must be at most half the kernel");
+  const Shape& s = in[0].shape;
+  std::int64_t oh = Window::out_size(s[2], w.kh, w.sh, w.ph, w.dh, w.ceil_mode);
+  std::int64_t ow = Window::out_size(s[3], w.kw, w.sw, w.pw, w.dw, w.ceil_mode);
+  LT_CHECK(oh > 0 && ow > 0, "the window does not fit the input ", s);
+  return {Shape{s[0], s[1], oh, ow}, in[0].dtype};
+}
+
+/// Runs f(plane input, plane output) over every (n, c) plane in parallel, on a contiguous copy.
+template <class T, class F>
+void for_each_plane(const View& x, const View& out, F&& f) {
+  Array xc = Array::empty(x.dtype, x.shape);
+  kernels::copy_strided(x, xc.view);
+  std::int64_t planes = x.shape[0] * x.shape[1], in_plane = x.shape[2] * x.shape[3], out_plane = out.shape[2] * out.shape[3];
+  kernels::parallel_for_each_block(planes, in_plane, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t k = b; k < e; ++k) f(xc.view.ptr<T>() + k * in_plane, out.ptr<T>() + k * out_plane);
+  });
+}
+
+inline void max_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  Window w(a);
+  std::int64_t H = in[0].shape[2], W = in[0].shape[3], OH = out.shape[2], OW = out.shape[3];
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    for_each_plane<T>(in[0], out, [&](const T* x, T* y) {
+      for (std::int64_t oi = 0; oi < OH; ++oi)
+        for (std::int64_t oj = 0; oj < OW; ++oj) {
+          T best = -std::numeric_limits<T>::infinity();
+          for (std::int64_t ki = 0; ki < w.kh; ++ki) {
+            std::int64_t i = oi * w.sh - w.ph + ki * w.dh;
+            if (i < 0 || i >= H) continue;
+            for (std::int64_t kj = 0; kj < w.kw; ++kj) {
+              std::int64_t j = oj * w.sw - w.pw + kj * w.dw;
+              if (j < 0 || j >= W) continue;
+              T v = x[i * W + j];
+              if (v > best || std::isnan(v)) best = v;  // NaN wins and stays
+              if (std::isnan(best)) break;
+            }
+          }
+          y[oi * OW + oj] = best;
+        }
+    });
+  });
+}
+
+inline void avg_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  Window w(a);
+  std::int64_t H = in[0].shape[2], W = in[0].shape[3], OH = out.shape[2], OW = out.shape[3];
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    for_each_plane<T>(in[0], out, [&](const T* x, T* y) {
+      for (std::int64_t oi = 0; oi < OH; ++oi)
+        for (std::int64_t oj = 0; oj < OW; ++oj) {
+          std::int64_t i0 = oi * w.sh - w.ph, j0 = oj * w.sw - w.pw;
+          std::int64_t i1 = std::min(i0 + w.kh, H + w.ph), j1 = std::min(j0 + w.kw, W + w.pw);
+          std::int64_t padded = (i1 - i0) * (j1 - j0);
+          i0 = std::max<std::int64_t>(i0, 0), j0 = std::max<std::int64_t>(j0, 0);
+          i1 = std::min(i1, H), j1 = std::min(j1, W);
+          T acc = 0;
+          for (std::int64_t i = i0; i < i1; ++i)
+            for (std::int64_t j = j0; j < j1; ++j) acc += x[i * W + j];
+          std::int64_t count = w.count_include_pad ? padded : (i1 - i0) * (j1 - j0);
+          y[oi * OW + oj] = acc / static_cast<T>(count);
+        }
+    });
+  });
+}
+
+// adaptive_avg_pool2d. attrs.ints: {output h, output w}.
+inline Meta adaptive_infer(std::span<const Meta> in, const Attrs& a) {
+  check_input(in[0]);
+  LT_CHECK(a.ints.size() == 2 && a.ints[0] > 0 && a.ints[1] > 0, "output size must be two positive extents");
+  const Shape& s = in[0].shape;
+  LT_CHECK(s[2] > 0 && s[3] > 0, "input spatial size must be non-empty, got ", s);
+  return {Shape{s[0], s[1], a.ints[0], a.ints[1]}, in[0].dtype};
+}
+
+inline void adaptive_kernel(std::span<const View> in, const View& out, const Attrs&) {
+  std::int64_t H = in[0].shape[2], W = in[0].shape[3], OH = out.shape[2], OW = out.shape[3];
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    for_each_plane<T>(in[0], out, [&](const T* x, T* y) {
+      for (std::int64_t oi = 0; oi < OH; ++oi) {
+        std::int64_t i0 = oi * H / OH, i1 = ((oi + 1) * H + OH - 1) / OH;
+        for (std::int64_t oj = 0; oj < OW; ++oj) {
+          std::int64_t j0 = oj * W / OW, j1 = ((oj + 1) * W + OW - 1) / OW;
+          T acc = 0;
+          for (std::int64_t i = i0; i < i1; ++i)
+            for (std::int64_t j = j0; j < j1; ++j) acc += x[i * W + j];
+          y[oi * OW + oj] = acc / static_cast<T>((i1 - i0) * (j1 - j0));
+        }
+      }
+    });
+  });
+}
+
+inline constexpr OpDesc max_pool2d{OpId::max_pool2d, "max_pool2d", OpKind::window, 1, &window_infer, &max_pool2d_kernel};
+inline constexpr OpDesc avg_pool2d{OpId::avg_pool2d, "avg_pool2d", OpKind::window, 1, &window_infer, &avg_pool2d_kernel};
+inline constexpr OpDesc adaptive_avg_pool2d{OpId::adaptive_avg_pool2d, "adaptive_avg_pool2d", OpKind::window, 1,
+                                            &adaptive_infer, &adaptive_kernel};
+
+inline constexpr std::array all = {&max_pool2d, &avg_pool2d, &adaptive_avg_pool2d};
+
+}  // namespace lt::pool
