@@ -56,50 +56,51 @@ void for_each_plane(const View& x, const View& out, F&& f) {
   });
 }
 
+/// Calls reduce(plane, i0, j0) for each output pixel: i0, j0 are its window's top-left corner
+/// in input coordinates, which may lie in the padding.
+template <class Reduce>
+void for_each_window(const View& x, const View& out, const Window& w, Reduce&& reduce) {
+  std::int64_t OH = out.shape[2], OW = out.shape[3];
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    for_each_plane<T>(x, out, [&](const T* plane, T* y) {
+      for (std::int64_t oi = 0; oi < OH; ++oi)
+        for (std::int64_t oj = 0; oj < OW; ++oj) y[oi * OW + oj] = reduce(plane, oi * w.sh - w.ph, oj * w.sw - w.pw);
+    });
+  });
+}
+
 inline void max_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
-  std::int64_t H = in[0].shape[2], W = in[0].shape[3], OH = out.shape[2], OW = out.shape[3];
-  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
-    for_each_plane<T>(in[0], out, [&](const T* x, T* y) {
-      for (std::int64_t oi = 0; oi < OH; ++oi)
-        for (std::int64_t oj = 0; oj < OW; ++oj) {
-          T best = -std::numeric_limits<T>::infinity();
-          for (std::int64_t ki = 0; ki < w.kh; ++ki) {
-            std::int64_t i = oi * w.sh - w.ph + ki * w.dh;
-            if (i < 0 || i >= H) continue;
-            for (std::int64_t kj = 0; kj < w.kw; ++kj) {
-              std::int64_t j = oj * w.sw - w.pw + kj * w.dw;
-              if (j < 0 || j >= W) continue;
-              T v = x[i * W + j];
-              if (v > best || std::isnan(v)) best = v;  // NaN wins and stays
-              if (std::isnan(best)) break;
-            }
-          }
-          y[oi * OW + oj] = best;
-        }
-    });
+  std::int64_t H = in[0].shape[2], W = in[0].shape[3];
+  for_each_window(in[0], out, w, [&]<class T>(const T* x, std::int64_t i0, std::int64_t j0) {
+    T best = -std::numeric_limits<T>::infinity();
+    for (std::int64_t ki = 0; ki < w.kh; ++ki) {
+      std::int64_t i = i0 + ki * w.dh;
+      if (i < 0 || i >= H) continue;
+      for (std::int64_t kj = 0; kj < w.kw; ++kj) {
+        std::int64_t j = j0 + kj * w.dw;
+        if (j < 0 || j >= W) continue;
+        T v = x[i * W + j];
+        if (v > best || std::isnan(v)) best = v;  // NaN wins and stays
+        if (std::isnan(best)) return best;
+      }
+    }
+    return best;
   });
 }
 
 inline void avg_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
-  std::int64_t H = in[0].shape[2], W = in[0].shape[3], OH = out.shape[2], OW = out.shape[3];
-  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
-    for_each_plane<T>(in[0], out, [&](const T* x, T* y) {
-      for (std::int64_t oi = 0; oi < OH; ++oi)
-        for (std::int64_t oj = 0; oj < OW; ++oj) {
-          std::int64_t i0 = oi * w.sh - w.ph, j0 = oj * w.sw - w.pw;
-          std::int64_t i1 = std::min(i0 + w.kh, H + w.ph), j1 = std::min(j0 + w.kw, W + w.pw);
-          std::int64_t padded = (i1 - i0) * (j1 - j0);
-          i0 = std::max<std::int64_t>(i0, 0), j0 = std::max<std::int64_t>(j0, 0);
-          i1 = std::min(i1, H), j1 = std::min(j1, W);
-          T acc = 0;
-          for (std::int64_t i = i0; i < i1; ++i)
-            for (std::int64_t j = j0; j < j1; ++j) acc += x[i * W + j];
-          std::int64_t count = w.count_include_pad ? padded : (i1 - i0) * (j1 - j0);
-          y[oi * OW + oj] = acc / static_cast<T>(count);
-        }
-    });
+  std::int64_t H = in[0].shape[2], W = in[0].shape[3];
+  for_each_window(in[0], out, w, [&]<class T>(const T* x, std::int64_t i0, std::int64_t j0) {
+    std::int64_t i1 = std::min(i0 + w.kh, H + w.ph), j1 = std::min(j0 + w.kw, W + w.pw);
+    std::int64_t padded = (i1 - i0) * (j1 - j0);
+    i0 = std::max<std::int64_t>(i0, 0), j0 = std::max<std::int64_t>(j0, 0);
+    i1 = std::min(i1, H), j1 = std::min(j1, W);
+    T acc = 0;
+    for (std::int64_t i = i0; i < i1; ++i)
+      for (std::int64_t j = j0; j < j1; ++j) acc += x[i * W + j];
+    return acc / static_cast<T>(w.count_include_pad ? padded : (i1 - i0) * (j1 - j0));
   });
 }
 
