@@ -23,6 +23,15 @@ inline hash_t hash_combine(hash_t h, const T& v) {
   return hash_bytes(&v, sizeof v, h);
 }
 
+/// A hash combine usable in constant expressions (xxHash3 is not): structural hashes of
+/// expression types are computed by the compiler. splitmix64's finaliser mixes the bits.
+constexpr hash_t static_combine(hash_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
 /// Stands in for an absent optional attribute, so that "absent" never hashes like a value.
 inline constexpr std::uint64_t absent_marker = 0x9e3779b97f4a7c15ull;
 

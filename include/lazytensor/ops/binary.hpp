@@ -6,15 +6,30 @@
 #include <type_traits>
 
 #include "lazytensor/ops/elementwise_rules.hpp"
+#include "lazytensor/ops/kernels/packet.hpp"
 
 namespace lt::binary {
 
+namespace pk = kernels::pk;
+
 template <class T> constexpr bool is_int = std::is_integral_v<T>;
 
-struct Add { template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); } };
-struct Sub { template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); } };
-struct Mul { template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); } };
-struct Div { template <class T> T operator()(T a, T b) const { return a / b; } };
+struct Add {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); }
+  template <class P> P packet(const P& a, const P& b) const { return pk::padd(a, b); }
+};
+struct Sub {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); }
+  template <class P> P packet(const P& a, const P& b) const { return pk::psub(a, b); }
+};
+struct Mul {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); }
+  template <class P> P packet(const P& a, const P& b) const { return pk::pmul(a, b); }
+};
+struct Div {
+  template <class T> T operator()(T a, T b) const { return a / b; }
+  template <class P> P packet(const P& a, const P& b) const { return pk::pdiv(a, b); }
+};
 struct Pow {
   template <class T> T operator()(T a, T b) const {
     if constexpr (is_int<T>) {
@@ -38,11 +53,17 @@ struct Maximum {
     if constexpr (!is_int<T>) if (a != a || b != b) return a != a ? a : b;
     return a < b ? b : a;
   }
+  template <class P> P packet(const P& a, const P& b) const {
+    return pk::propagate_nan(a, b, pk::pselect(pk::pcmp_lt(a, b), b, a));
+  }
 };
 struct Minimum {
   template <class T> T operator()(T a, T b) const {
     if constexpr (!is_int<T>) if (a != a || b != b) return a != a ? a : b;
     return b < a ? b : a;
+  }
+  template <class P> P packet(const P& a, const P& b) const {
+    return pk::propagate_nan(a, b, pk::pselect(pk::pcmp_lt(b, a), b, a));
   }
 };
 /// C's fmod: the result has the sign of the dividend.
@@ -57,16 +78,36 @@ struct Fmod {
   }
 };
 struct Atan2 { template <class T> T operator()(T a, T b) const { return std::atan2(a, b); } };
-struct Eq { template <class T> bool operator()(T a, T b) const { return a == b; } };
+struct Eq {
+  template <class T> bool operator()(T a, T b) const { return a == b; }
+  template <class P> P packet(const P& a, const P& b) const { return pk::mask_to_value(pk::pcmp_eq(a, b)); }
+};
 struct Ne { template <class T> bool operator()(T a, T b) const { return a != b; } };
-struct Lt { template <class T> bool operator()(T a, T b) const { return a < b; } };
-struct Le { template <class T> bool operator()(T a, T b) const { return a <= b; } };
-struct Gt { template <class T> bool operator()(T a, T b) const { return a > b; } };
-struct Ge { template <class T> bool operator()(T a, T b) const { return a >= b; } };
+struct Lt {
+  template <class T> bool operator()(T a, T b) const { return a < b; }
+  template <class P> P packet(const P& a, const P& b) const { return pk::mask_to_value(pk::pcmp_lt(a, b)); }
+};
+struct Le {
+  template <class T> bool operator()(T a, T b) const { return a <= b; }
+  template <class P> P packet(const P& a, const P& b) const { return pk::mask_to_value(pk::pcmp_le(a, b)); }
+};
+struct Gt {
+  template <class T> bool operator()(T a, T b) const { return a > b; }
+  template <class P> P packet(const P& a, const P& b) const { return pk::mask_to_value(pk::pcmp_lt(b, a)); }
+};
+struct Ge {
+  template <class T> bool operator()(T a, T b) const { return a >= b; }
+  template <class P> P packet(const P& a, const P& b) const { return pk::mask_to_value(pk::pcmp_le(b, a)); }
+};
 struct LogicalAnd { template <class T> bool operator()(T a, T b) const { return a != T(0) && b != T(0); } };
 struct LogicalOr { template <class T> bool operator()(T a, T b) const { return a != T(0) || b != T(0); } };
 /// The condition arrives converted to the compute type: non-zero means true.
-struct Where { template <class T> T operator()(T c, T a, T b) const { return c != T(0) ? a : b; } };
+struct Where {
+  template <class T> T operator()(T c, T a, T b) const { return c != T(0) ? a : b; }
+  template <class P> P packet(const P& c, const P& a, const P& b) const {
+    return pk::pselect(pk::pcmp_eq(c, pk::splat<P>(0)), b, a);
+  }
+};
 
 /// Integer fmod needs a non-bool type; bool operands promote nothing, so reject them.
 using IntOrFloat = rules::Promote<false>;
@@ -81,27 +122,27 @@ struct NoBoolOperands : rules::Promote<> {
   }
 };
 
-inline constexpr OpDesc add = elementwise_op<2, Add, rules::Promote<>>(OpId::add, "add");
-inline constexpr OpDesc sub = elementwise_op<2, Sub, NoBoolOperands>(OpId::sub, "sub");
-inline constexpr OpDesc mul = elementwise_op<2, Mul, rules::Promote<>>(OpId::mul, "mul");
-inline constexpr OpDesc div = elementwise_op<2, Div, rules::ToFloat>(OpId::div, "div");
-inline constexpr OpDesc pow = elementwise_op<2, Pow, rules::Promote<>>(OpId::pow, "pow");
-inline constexpr OpDesc maximum = elementwise_op<2, Maximum, rules::Promote<>>(OpId::maximum, "maximum");
-inline constexpr OpDesc minimum = elementwise_op<2, Minimum, rules::Promote<>>(OpId::minimum, "minimum");
-inline constexpr OpDesc fmod = elementwise_op<2, Fmod, IntOrFloat>(OpId::fmod, "fmod");
-inline constexpr OpDesc atan2 = elementwise_op<2, Atan2, rules::ToFloat>(OpId::atan2, "atan2");
-inline constexpr OpDesc eq = elementwise_op<2, Eq, rules::ToBool>(OpId::eq, "eq");
-inline constexpr OpDesc ne = elementwise_op<2, Ne, rules::ToBool>(OpId::ne, "ne");
-inline constexpr OpDesc lt = elementwise_op<2, Lt, rules::ToBool>(OpId::lt, "lt");
-inline constexpr OpDesc le = elementwise_op<2, Le, rules::ToBool>(OpId::le, "le");
-inline constexpr OpDesc gt = elementwise_op<2, Gt, rules::ToBool>(OpId::gt, "gt");
-inline constexpr OpDesc ge = elementwise_op<2, Ge, rules::ToBool>(OpId::ge, "ge");
-inline constexpr OpDesc logical_and = elementwise_op<2, LogicalAnd, rules::ToBool>(OpId::logical_and, "logical_and");
-inline constexpr OpDesc logical_or = elementwise_op<2, LogicalOr, rules::ToBool>(OpId::logical_or, "logical_or");
-inline constexpr OpDesc where = elementwise_op<3, Where, rules::Select>(OpId::where, "where");
+inline constexpr auto add = elementwise_op<2, Add, rules::Promote<>>(OpId::add, "add");
+inline constexpr auto sub = elementwise_op<2, Sub, NoBoolOperands>(OpId::sub, "sub");
+inline constexpr auto mul = elementwise_op<2, Mul, rules::Promote<>>(OpId::mul, "mul");
+inline constexpr auto div = elementwise_op<2, Div, rules::ToFloat>(OpId::div, "div");
+inline constexpr auto pow = elementwise_op<2, Pow, rules::Promote<>>(OpId::pow, "pow");
+inline constexpr auto maximum = elementwise_op<2, Maximum, rules::Promote<>>(OpId::maximum, "maximum");
+inline constexpr auto minimum = elementwise_op<2, Minimum, rules::Promote<>>(OpId::minimum, "minimum");
+inline constexpr auto fmod = elementwise_op<2, Fmod, IntOrFloat>(OpId::fmod, "fmod");
+inline constexpr auto atan2 = elementwise_op<2, Atan2, rules::ToFloat>(OpId::atan2, "atan2");
+inline constexpr auto eq = elementwise_op<2, Eq, rules::ToBool>(OpId::eq, "eq");
+inline constexpr auto ne = elementwise_op<2, Ne, rules::ToBool>(OpId::ne, "ne");
+inline constexpr auto lt = elementwise_op<2, Lt, rules::ToBool>(OpId::lt, "lt");
+inline constexpr auto le = elementwise_op<2, Le, rules::ToBool>(OpId::le, "le");
+inline constexpr auto gt = elementwise_op<2, Gt, rules::ToBool>(OpId::gt, "gt");
+inline constexpr auto ge = elementwise_op<2, Ge, rules::ToBool>(OpId::ge, "ge");
+inline constexpr auto logical_and = elementwise_op<2, LogicalAnd, rules::ToBool>(OpId::logical_and, "logical_and");
+inline constexpr auto logical_or = elementwise_op<2, LogicalOr, rules::ToBool>(OpId::logical_or, "logical_or");
+inline constexpr auto where = elementwise_op<3, Where, rules::Select>(OpId::where, "where");
 
-inline constexpr std::array all = {&add, &sub, &mul, &div, &pow, &maximum, &minimum, &fmod,
+inline constexpr auto all = std::to_array<const OpDesc*>({&add, &sub, &mul, &div, &pow, &maximum, &minimum, &fmod,
                                         &atan2, &eq, &ne, &lt, &le, &gt, &ge, &logical_and,
-                                        &logical_or, &where};
+                                        &logical_or, &where});
 
 }  // namespace lt::binary

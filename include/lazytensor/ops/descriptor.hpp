@@ -60,6 +60,20 @@ using ViewFn = bool (*)(std::span<const View> in, const Attrs& attrs, View& out)
 struct GradContext;
 using GradFn = void (*)(GradContext&);
 
+struct OpDesc;
+/// The dtype an elementwise op computes in, given its operands and result dtype.
+using ComputeFn = DType (*)(std::span<const Meta> in, DType out);
+
+/// One step of a fragment's body (an elementwise expression run as one node), in evaluation
+/// order: a tensor operand, or an op applied to the values of the steps before it. An op
+/// that `reads_attrs` takes its attributes, in step order, from the fragment node's attributes.
+struct FragmentStep {
+  const OpDesc* op;           // nullptr: tensor operand `slot`
+  ComputeFn compute;          // ops only
+  std::int16_t slot;          // tensor operands only
+  bool reads_attrs;
+};
+
 struct OpDesc {
   OpId id;
   std::string_view name;
@@ -69,6 +83,7 @@ struct OpDesc {
   KernelFn kernel;
   ViewFn view = nullptr;
   GradFn grad = nullptr;
+  std::span<const FragmentStep> body{};  // fragments only
 };
 
 }  // namespace lt

@@ -34,7 +34,7 @@ struct Promote {
     LT_CHECK(AllowBool || t != DType::boolean, "not supported for bool operands");
     return t;
   }
-  static DType compute(std::span<const View>, DType out) { return out; }
+  template <class Operand> static DType compute(std::span<const Operand>, DType out) { return out; }
 };
 
 /// Result is floating: integers and bools compute in the default float (exp, div, atan2).
@@ -44,14 +44,14 @@ struct ToFloat {
     DType t = result_type(in);
     return is_floating(t) ? t : default_float;
   }
-  static DType compute(std::span<const View>, DType out) { return out; }
+  template <class Operand> static DType compute(std::span<const Operand>, DType out) { return out; }
 };
 
 /// Result is bool, computed in the operands' promoted dtype (eq, lt, isnan, logical_and).
 struct ToBool {
   template <class T> static constexpr bool supports = true;
   static DType result(std::span<const Meta>) { return DType::boolean; }
-  static DType compute(std::span<const View> in, DType) { return result_type(in); }
+  template <class Operand> static DType compute(std::span<const Operand> in, DType) { return result_type(in); }
 };
 
 /// Like Promote, but the first operand is a bool condition that does not take part (where).
@@ -61,7 +61,7 @@ struct Select {
     LT_CHECK(in[0].dtype == DType::boolean, "the condition must be bool, not ", name(in[0].dtype));
     return result_type(in.subspan(1));
   }
-  static DType compute(std::span<const View>, DType out) { return out; }
+  template <class Operand> static DType compute(std::span<const Operand>, DType out) { return out; }
 };
 
 }  // namespace rules
@@ -79,11 +79,22 @@ Meta elementwise_infer(std::span<const Meta> in, const Attrs&) {
   return {s, Rule::result(in)};
 }
 
-/// Descriptor of an elementwise op with N tensor operands.
+/// The descriptor of an elementwise op: an OpDesc that also names, as types, its functor and
+/// dtype rule, so that expression templates can fuse the op from its table entry alone.
+template <class Fn, class Rule, std::size_t N>
+struct ElementwiseDesc : OpDesc {
+  using functor = Fn;
+  using rule = Rule;
+  static constexpr std::size_t operand_count = N;
+};
+
+/// Descriptor of an elementwise op with N tensor operands; `infer` replaces the broadcast
+/// rule for ops whose attributes take part in promotion (clamp).
 template <std::size_t N, class Fn, class Rule>
-constexpr OpDesc elementwise_op(OpId id, std::string_view name) {
-  return OpDesc{id, name, OpKind::elementwise, static_cast<int>(N), &elementwise_infer<Rule>,
-                &kernels::elementwise_kernel<Fn, Rule, N>};
+constexpr ElementwiseDesc<Fn, Rule, N> elementwise_op(OpId id, std::string_view name,
+                                                      InferFn infer = &elementwise_infer<Rule>) {
+  return {OpDesc{id, name, OpKind::elementwise, static_cast<int>(N), infer,
+                 &kernels::elementwise_kernel<Fn, Rule, N>}};
 }
 
 }  // namespace lt

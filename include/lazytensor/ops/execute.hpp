@@ -32,6 +32,9 @@ inline Array execute_op(const OpDesc& d, std::span<const Array> in, const Attrs&
                                                      : std::span<View>((large.resize(in.size()), large));
   for (std::size_t k = 0; k < in.size(); ++k) views[k] = in[k].view;
   op_counter(d).add();
+  // A fragment's ops run too, fused: count them as their own kernels would be.
+  for (const FragmentStep& step : d.body)
+    if (step.op != nullptr) op_counter(*step.op).add();
   if (d.view != nullptr) {
     View v;
     if (d.view(views, attrs, v)) return in[0].alias(v);

@@ -6,12 +6,18 @@
 #include <type_traits>
 
 #include "lazytensor/ops/elementwise_rules.hpp"
+#include "lazytensor/ops/kernels/packet.hpp"
 
 namespace lt::unary {
 
+namespace pk = kernels::pk;
+
 template <class T> constexpr bool is_int = std::is_integral_v<T>;
 
-struct Neg { template <class T> T operator()(T x) const { return -x; } };
+struct Neg {
+  template <class T> T operator()(T x) const { return -x; }
+  template <class P> P packet(const P& x) const { return pk::pnegate(x); }
+};
 struct Abs {
   template <class T> T operator()(T x) const {
     if constexpr (is_int<T>) return x < 0 ? -x : x;
@@ -32,6 +38,10 @@ struct Sigmoid { template <class T> T operator()(T x) const { return T(1) / (T(1
 struct Relu {
   // NaN passes through, as in PyTorch.
   template <class T> T operator()(T x) const { return x < T(0) ? T(0) : x; }
+  template <class P> P packet(const P& x) const {
+    P zero = pk::splat<P>(0);
+    return pk::pselect(pk::pcmp_lt(x, zero), zero, x);
+  }
 };
 /// attrs.ints[0]: 0 = exact (erf) form, 1 = tanh approximation.
 struct Gelu {
@@ -66,7 +76,10 @@ struct Floor { template <class T> T operator()(T x) const { if constexpr (is_int
 struct Ceil { template <class T> T operator()(T x) const { if constexpr (is_int<T>) return x; else return std::ceil(x); } };
 /// Half to even, as torch.round.
 struct Round { template <class T> T operator()(T x) const { if constexpr (is_int<T>) return x; else return std::nearbyint(x); } };
-struct Reciprocal { template <class T> T operator()(T x) const { return T(1) / x; } };
+struct Reciprocal {
+  template <class T> T operator()(T x) const { return T(1) / x; }
+  template <class P> P packet(const P& x) const { return pk::pdiv(pk::splat<P>(1), x); }
+};
 struct LogicalNot { template <class T> bool operator()(T x) const { return x == T(0); } };
 struct IsNan { template <class T> bool operator()(T x) const { if constexpr (is_int<T>) return false; else return std::isnan(x); } };
 struct IsInf { template <class T> bool operator()(T x) const { if constexpr (is_int<T>) return false; else return std::isinf(x); } };
@@ -93,37 +106,36 @@ inline Meta clamp_infer(std::span<const Meta> in, const Attrs& a) {
   return {in[0].shape, result_type(std::span<const Meta>(operands))};
 }
 
-inline constexpr OpDesc neg = elementwise_op<1, Neg, rules::Promote<false>>(OpId::neg, "neg");
-inline constexpr OpDesc abs = elementwise_op<1, Abs, rules::Promote<>>(OpId::abs, "abs");
-inline constexpr OpDesc exp = elementwise_op<1, Exp, rules::ToFloat>(OpId::exp, "exp");
-inline constexpr OpDesc log = elementwise_op<1, Log, rules::ToFloat>(OpId::log, "log");
-inline constexpr OpDesc log1p = elementwise_op<1, Log1p, rules::ToFloat>(OpId::log1p, "log1p");
-inline constexpr OpDesc expm1 = elementwise_op<1, Expm1, rules::ToFloat>(OpId::expm1, "expm1");
-inline constexpr OpDesc sqrt = elementwise_op<1, Sqrt, rules::ToFloat>(OpId::sqrt, "sqrt");
-inline constexpr OpDesc rsqrt = elementwise_op<1, Rsqrt, rules::ToFloat>(OpId::rsqrt, "rsqrt");
-inline constexpr OpDesc sin = elementwise_op<1, Sin, rules::ToFloat>(OpId::sin, "sin");
-inline constexpr OpDesc cos = elementwise_op<1, Cos, rules::ToFloat>(OpId::cos, "cos");
-inline constexpr OpDesc tanh = elementwise_op<1, Tanh, rules::ToFloat>(OpId::tanh, "tanh");
-inline constexpr OpDesc erf = elementwise_op<1, Erf, rules::ToFloat>(OpId::erf, "erf");
-inline constexpr OpDesc sigmoid = elementwise_op<1, Sigmoid, rules::ToFloat>(OpId::sigmoid, "sigmoid");
-inline constexpr OpDesc relu = elementwise_op<1, Relu, rules::Promote<false>>(OpId::relu, "relu");
-inline constexpr OpDesc gelu = elementwise_op<1, Gelu, rules::ToFloat>(OpId::gelu, "gelu");
-inline constexpr OpDesc silu = elementwise_op<1, Silu, rules::ToFloat>(OpId::silu, "silu");
-inline constexpr OpDesc softplus = elementwise_op<1, Softplus, rules::ToFloat>(OpId::softplus, "softplus");
-inline constexpr OpDesc sign = elementwise_op<1, Sign, rules::Promote<>>(OpId::sign, "sign");
-inline constexpr OpDesc floor = elementwise_op<1, Floor, rules::Promote<false>>(OpId::floor, "floor");
-inline constexpr OpDesc ceil = elementwise_op<1, Ceil, rules::Promote<false>>(OpId::ceil, "ceil");
-inline constexpr OpDesc round = elementwise_op<1, Round, rules::Promote<false>>(OpId::round, "round");
-inline constexpr OpDesc reciprocal = elementwise_op<1, Reciprocal, rules::ToFloat>(OpId::reciprocal, "reciprocal");
-inline constexpr OpDesc logical_not = elementwise_op<1, LogicalNot, rules::ToBool>(OpId::logical_not, "logical_not");
-inline constexpr OpDesc isnan = elementwise_op<1, IsNan, rules::ToBool>(OpId::isnan, "isnan");
-inline constexpr OpDesc isinf = elementwise_op<1, IsInf, rules::ToBool>(OpId::isinf, "isinf");
-inline constexpr OpDesc clamp{OpId::clamp, "clamp", OpKind::elementwise, 1, &clamp_infer,
-                              &kernels::elementwise_kernel<Clamp, rules::Promote<>, 1>};
+inline constexpr auto neg = elementwise_op<1, Neg, rules::Promote<false>>(OpId::neg, "neg");
+inline constexpr auto abs = elementwise_op<1, Abs, rules::Promote<>>(OpId::abs, "abs");
+inline constexpr auto exp = elementwise_op<1, Exp, rules::ToFloat>(OpId::exp, "exp");
+inline constexpr auto log = elementwise_op<1, Log, rules::ToFloat>(OpId::log, "log");
+inline constexpr auto log1p = elementwise_op<1, Log1p, rules::ToFloat>(OpId::log1p, "log1p");
+inline constexpr auto expm1 = elementwise_op<1, Expm1, rules::ToFloat>(OpId::expm1, "expm1");
+inline constexpr auto sqrt = elementwise_op<1, Sqrt, rules::ToFloat>(OpId::sqrt, "sqrt");
+inline constexpr auto rsqrt = elementwise_op<1, Rsqrt, rules::ToFloat>(OpId::rsqrt, "rsqrt");
+inline constexpr auto sin = elementwise_op<1, Sin, rules::ToFloat>(OpId::sin, "sin");
+inline constexpr auto cos = elementwise_op<1, Cos, rules::ToFloat>(OpId::cos, "cos");
+inline constexpr auto tanh = elementwise_op<1, Tanh, rules::ToFloat>(OpId::tanh, "tanh");
+inline constexpr auto erf = elementwise_op<1, Erf, rules::ToFloat>(OpId::erf, "erf");
+inline constexpr auto sigmoid = elementwise_op<1, Sigmoid, rules::ToFloat>(OpId::sigmoid, "sigmoid");
+inline constexpr auto relu = elementwise_op<1, Relu, rules::Promote<false>>(OpId::relu, "relu");
+inline constexpr auto gelu = elementwise_op<1, Gelu, rules::ToFloat>(OpId::gelu, "gelu");
+inline constexpr auto silu = elementwise_op<1, Silu, rules::ToFloat>(OpId::silu, "silu");
+inline constexpr auto softplus = elementwise_op<1, Softplus, rules::ToFloat>(OpId::softplus, "softplus");
+inline constexpr auto sign = elementwise_op<1, Sign, rules::Promote<>>(OpId::sign, "sign");
+inline constexpr auto floor = elementwise_op<1, Floor, rules::Promote<false>>(OpId::floor, "floor");
+inline constexpr auto ceil = elementwise_op<1, Ceil, rules::Promote<false>>(OpId::ceil, "ceil");
+inline constexpr auto round = elementwise_op<1, Round, rules::Promote<false>>(OpId::round, "round");
+inline constexpr auto reciprocal = elementwise_op<1, Reciprocal, rules::ToFloat>(OpId::reciprocal, "reciprocal");
+inline constexpr auto logical_not = elementwise_op<1, LogicalNot, rules::ToBool>(OpId::logical_not, "logical_not");
+inline constexpr auto isnan = elementwise_op<1, IsNan, rules::ToBool>(OpId::isnan, "isnan");
+inline constexpr auto isinf = elementwise_op<1, IsInf, rules::ToBool>(OpId::isinf, "isinf");
+inline constexpr auto clamp = elementwise_op<1, Clamp, rules::Promote<>>(OpId::clamp, "clamp", &clamp_infer);
 
-inline constexpr std::array all = {
+inline constexpr auto all = std::to_array<const OpDesc*>({
     &neg, &abs, &exp, &log, &log1p, &expm1, &sqrt, &rsqrt, &sin, &cos, &tanh, &erf, &sigmoid,
     &relu, &gelu, &silu, &softplus, &sign, &floor, &ceil, &round, &reciprocal, &logical_not,
-    &isnan, &isinf, &clamp};
+    &isnan, &isinf, &clamp});
 
 }  // namespace lt::unary

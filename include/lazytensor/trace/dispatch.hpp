@@ -12,22 +12,57 @@
 
 namespace lt {
 
-/// "f32[2, 3] on lazy:0": how errors name an operand.
-inline std::string describe(const Tensor& t) {
-  if (!t.defined()) return "undefined tensor";
-  return detail::concat(name(t.dtype()), t.shape(), " on ", t.device());
-}
+/// An operand as the checks see it: its Meta (null for an undefined tensor) and its device.
+struct OperandRef {
+  const Meta* meta;
+  Device device;
+};
 
-inline std::string describe(std::span<const Tensor> ts) {
+/// "f32[2, 3] on lazy:0": how errors name an operand.
+inline std::string describe(OperandRef o) {
+  if (o.meta == nullptr) return "undefined tensor";
+  return detail::concat(name(o.meta->dtype), o.meta->shape, " on ", o.device);
+}
+inline OperandRef operand_ref(const Tensor& t) { return {t.defined() ? &t.meta() : nullptr, t.defined() ? t.device() : cpu}; }
+inline std::string describe(const Tensor& t) { return describe(operand_ref(t)); }
+
+template <class Operand>
+std::string describe(std::span<const Operand> operands) {
   std::string s;
-  for (std::size_t k = 0; k < ts.size(); ++k) s += (k ? ", " : "") + describe(ts[k]);
+  for (std::size_t k = 0; k < operands.size(); ++k) s += (k ? ", " : "") + describe(operands[k]);
   return s;
 }
 
-/// Raises lt::Error naming the op and its operands.
-[[noreturn]] inline void op_error(std::string_view op, std::span<const Tensor> operands, std::string_view why) {
+/// Raises lt::Error naming the op and its operands (Tensors or OperandRefs).
+template <class Operand>
+[[noreturn]] void op_error(std::string_view op, std::span<const Operand> operands, std::string_view why) {
   if (operands.empty()) fail(op, ": ", why);
   fail(op, ": ", why, " (operands: ", describe(operands), ")");
+}
+[[noreturn]] inline void op_error(std::string_view op, std::span<const Tensor> operands, std::string_view why) {
+  op_error<Tensor>(op, operands, why);
+}
+
+/// Checks that the operands are defined and on one device (which it stores in `device`),
+/// then runs the op's shape and dtype rule on `metas` (the operands' Metas).
+inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, std::span<const Meta> metas,
+                            const Attrs& attrs, Device& device) {
+  LT_CHECK(op.arity < 0 || static_cast<std::size_t>(op.arity) == in.size(), op.name, ": expected ", op.arity,
+           " operands, got ", in.size());
+  for (const OperandRef& o : in)
+    if (o.meta == nullptr) op_error(op.name, in, "an operand is undefined");
+  if (!in.empty()) {
+    device = in[0].device;
+    for (const OperandRef& o : in.subspan(1))
+      if (o.device != device)
+        op_error(op.name, in, detail::concat("operands are on different devices, ", device, " and ", o.device,
+                                             " (move one with .to(device))"));
+  }
+  try {
+    return op.infer(metas, attrs);
+  } catch (const Error& e) {
+    op_error(op.name, in, e.what());
+  }
 }
 
 namespace detail {
@@ -46,30 +81,9 @@ inline Tensor tensor_from_array(Array data, Device device) {
   return Tensor(detail::new_impl(device, meta, std::move(node), std::move(data)));
 }
 
-/// Records `op` on `inputs` (all on one device) or, with no inputs, on `device`.
-inline Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs = {}, Device device = cpu) {
-  LT_CHECK(op.arity < 0 || static_cast<std::size_t>(op.arity) == inputs.size(), op.name, ": expected ", op.arity,
-           " operands, got ", inputs.size());
-  for (const Tensor& t : inputs)
-    if (!t.defined()) op_error(op.name, inputs, "an operand is undefined");
-  if (!inputs.empty()) {
-    device = inputs[0].device();
-    for (const Tensor& t : inputs.subspan(1))
-      if (t.device() != device)
-        op_error(op.name, inputs, detail::concat("operands are on different devices, ", device, " and ", t.device(),
-                                                 " (move one with .to(device))"));
-  }
-  constexpr std::size_t inline_inputs = 4;
-  std::array<Meta, inline_inputs> small;
-  std::vector<Meta> large(inputs.size() > inline_inputs ? inputs.size() : 0);
-  std::span<Meta> metas = large.empty() ? std::span<Meta>(small.data(), inputs.size()) : std::span<Meta>(large);
-  for (std::size_t k = 0; k < inputs.size(); ++k) metas[k] = inputs[k].meta();
-  Meta out;
-  try {
-    out = op.infer(metas, attrs);
-  } catch (const Error& e) {
-    op_error(op.name, inputs, e.what());
-  }
+/// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
+/// eager device.
+inline Tensor emit(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out, Device device) {
   if (device.is_lazy()) {
     std::vector<NodePtr> nodes;
     nodes.reserve(inputs.size());
@@ -80,6 +94,24 @@ inline Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs att
   arrays.reserve(inputs.size());
   for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
   return Tensor(detail::new_impl(device, out, nullptr, execute_op(op, arrays, attrs, out)));
+}
+
+/// Records `op` on `inputs` (all on one device) or, with no inputs, on `device`.
+inline Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs = {}, Device device = cpu) {
+  constexpr std::size_t inline_inputs = 4;
+  std::array<Meta, inline_inputs> small;
+  std::array<OperandRef, inline_inputs> small_refs;
+  std::vector<Meta> large(inputs.size() > inline_inputs ? inputs.size() : 0);
+  std::vector<OperandRef> large_refs(large.size());
+  std::span<Meta> metas = large.empty() ? std::span<Meta>(small.data(), inputs.size()) : std::span<Meta>(large);
+  std::span<OperandRef> refs =
+      large.empty() ? std::span<OperandRef>(small_refs.data(), inputs.size()) : std::span<OperandRef>(large_refs);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    refs[k] = operand_ref(inputs[k]);
+    if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
+  }
+  Meta out = check_and_infer(op, refs, metas, attrs, device);
+  return emit(op, inputs, std::move(attrs), out, device);
 }
 
 inline Tensor record(const OpDesc& op, std::initializer_list<Tensor> inputs, Attrs attrs = {}, Device device = cpu) {

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "lazytensor/core/device.hpp"
+#include "lazytensor/core/scalar.hpp"
+#include "lazytensor/trace/elementwise_methods.hpp"
 #include "lazytensor/trace/node.hpp"
 
 namespace lt {
@@ -24,22 +26,7 @@ struct TensorImpl {
   Array data;    // eager device: the value
 };
 
-/// A C++ number used as an operand: weakest in type promotion, like a Python scalar.
-struct Scalar {
-  double f = 0;
-  std::int64_t i = 0;
-  DType dtype = DType::f64;  // f64, i64 or boolean
-
-  // The integer view of a floating scalar is unused; keep it defined for NaN and huge values.
-  Scalar(double v) : f(v), i(std::abs(v) < 9.2e18 ? static_cast<std::int64_t>(v) : 0) {}  // NOLINT: implicit on purpose
-  Scalar(float v) : Scalar(static_cast<double>(v)) {}          // NOLINT
-  Scalar(bool v) : f(v), i(v), dtype(DType::boolean) {}         // NOLINT
-  template <class I>
-    requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
-  Scalar(I v) : f(static_cast<double>(v)), i(static_cast<std::int64_t>(v)), dtype(DType::i64) {}  // NOLINT
-};
-
-class Tensor {
+class Tensor : public ElementwiseMethods<Tensor> {
  public:
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
@@ -73,31 +60,7 @@ class Tensor {
 
   // Methods mirroring the free functions of trace/functions/ (LibTorch's names). Each is
   // defined beside its free function.
-  // elementwise
-  Tensor neg() const;
-  Tensor abs() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor sin() const;
-  Tensor cos() const;
-  Tensor tanh() const;
-  Tensor sigmoid() const;
-  Tensor relu() const;
-  Tensor reciprocal() const;
-  Tensor sign() const;
-  Tensor floor() const;
-  Tensor ceil() const;
-  Tensor round() const;
-  Tensor logical_not() const;
-  Tensor isnan() const;
-  Tensor isinf() const;
-  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
-  Tensor pow(const Tensor& exponent) const;
-  Tensor pow(Scalar exponent) const;
-  Tensor maximum(const Tensor& other) const;
-  Tensor minimum(const Tensor& other) const;
+  // elementwise methods (relu, exp, clamp, pow, ...) come from ElementwiseMethods
   // reductions: every dim when none are given; `dims` may be negative
   Tensor sum() const;
   Tensor sum(Dims dims, bool keepdim = false) const;

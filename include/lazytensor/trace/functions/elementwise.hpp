@@ -1,16 +1,21 @@
 #pragma once
-// Elementwise functions and operators. C++ scalars become zero-dim operands on the tensor's
-// device, weakest in type promotion (PyTorch's wrapped numbers).
+// Elementwise functions and operators. They build expressions (trace/expression.hpp), which
+// record one fused node when they become a Tensor. C++ scalars are operands too, weakest in
+// type promotion (PyTorch's wrapped numbers).
 #include <optional>
 
 #include "lazytensor/ops/binary.hpp"
 #include "lazytensor/ops/unary.hpp"
 #include "lazytensor/trace/dispatch.hpp"
+#include "lazytensor/trace/expression.hpp"
 
 namespace lt {
 
 #define LT_UNARY_FUNCTION(op) \
-  inline Tensor op(const Tensor& x) { return record(unary::op, {x}); }
+  template <tensor_like X>      \
+  auto op(X&& x) {              \
+    return detail::make_expr<unary::op>(std::forward<X>(x)); \
+  }
 LT_UNARY_FUNCTION(neg)
 LT_UNARY_FUNCTION(abs)
 LT_UNARY_FUNCTION(exp)
@@ -37,35 +42,37 @@ LT_UNARY_FUNCTION(isinf)
 #undef LT_UNARY_FUNCTION
 
 /// approximate: "none" (the exact erf form) or "tanh".
-inline Tensor gelu(const Tensor& x, std::string_view approximate = "none") {
-  if (approximate != "none" && approximate != "tanh")
-    op_error("gelu", std::span(&x, 1),
-             detail::concat("approximate must be \"none\" or \"tanh\", not \"", approximate, "\""));
-  return record(unary::gelu, {x}, Attrs{{approximate == "tanh" ? 1 : 0}, {}});
+template <tensor_like X>
+auto gelu(X&& x, std::string_view approximate = "none") {
+  if (approximate != "none" && approximate != "tanh") {
+    Tensor t = x;
+    op_error("gelu", std::span(&t, 1), detail::concat("approximate must be \"none\" or \"tanh\", not \"", approximate, "\""));
+  }
+  return detail::make_expr_with<unary::gelu>(Attrs{{approximate == "tanh" ? 1 : 0}, {}}, std::forward<X>(x));
 }
 
-inline Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0) {
-  return record(unary::softplus, {x}, Attrs{{}, {beta, threshold}});
+template <tensor_like X>
+auto softplus(X&& x, double beta = 1.0, double threshold = 20.0) {
+  return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, std::forward<X>(x));
 }
 
-inline Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) {
-  bool floating = (min && min->dtype == DType::f64) || (max && max->dtype == DType::f64);
-  return record(unary::clamp, {x},
-                Attrs{{min.has_value(), max.has_value(), floating}, {min ? min->f : 0.0, max ? max->f : 0.0}});
+template <tensor_like X>
+auto clamp(X&& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) {
+  return detail::make_expr_with<unary::clamp>(detail::clamp_attrs(min, max), std::forward<X>(x));
 }
-inline Tensor clamp_min(const Tensor& x, Scalar min) { return clamp(x, min); }
-inline Tensor clamp_max(const Tensor& x, Scalar max) { return clamp(x, std::nullopt, max); }
+template <tensor_like X> auto clamp_min(X&& x, Scalar min) { return clamp(std::forward<X>(x), min); }
+template <tensor_like X> auto clamp_max(X&& x, Scalar max) { return clamp(std::forward<X>(x), std::nullopt, max); }
 
-namespace detail {
-/// The device a scalar operand joins. An undefined tensor gets the eager device, so that
-/// record reports it naming the op.
-inline Device scalar_device(const Tensor& t) { return t.defined() ? t.device() : cpu; }
-}  // namespace detail
+/// Operands of a binary elementwise op: tensors, expressions or C++ scalars, not only scalars.
+template <class A, class B>
+concept binary_operands = (tensor_like<A> || tensor_like<B>) && elementwise_operand<A> && elementwise_operand<B>;
 
-#define LT_BINARY_FUNCTION(op)                                                                              \
-  inline Tensor op(const Tensor& a, const Tensor& b) { return record(binary::op, {a, b}); }                 \
-  inline Tensor op(const Tensor& a, Scalar b) { return op(a, scalar_tensor(b, detail::scalar_device(a))); } \
-  inline Tensor op(Scalar a, const Tensor& b) { return op(scalar_tensor(a, detail::scalar_device(b)), b); }
+#define LT_BINARY_FUNCTION(op)                                                 \
+  template <class A, class B>                                                  \
+    requires binary_operands<A, B>                                             \
+  auto op(A&& a, B&& b) {                                                      \
+    return detail::make_expr<binary::op>(std::forward<A>(a), std::forward<B>(b)); \
+  }
 LT_BINARY_FUNCTION(add)
 LT_BINARY_FUNCTION(sub)
 LT_BINARY_FUNCTION(mul)
@@ -85,18 +92,17 @@ LT_BINARY_FUNCTION(logical_and)
 LT_BINARY_FUNCTION(logical_or)
 #undef LT_BINARY_FUNCTION
 
-inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return record(binary::where, {cond, a, b}); }
-inline Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
-  return where(cond, a, scalar_tensor(b, detail::scalar_device(cond)));
-}
-inline Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
-  return where(cond, scalar_tensor(a, detail::scalar_device(cond)), b);
+template <tensor_like C, elementwise_operand A, elementwise_operand B>
+auto where(C&& cond, A&& a, B&& b) {
+  return detail::make_expr<binary::where>(std::forward<C>(cond), std::forward<A>(a), std::forward<B>(b));
 }
 
-#define LT_OPERATOR(sym, op)                                                       \
-  inline Tensor operator sym(const Tensor& a, const Tensor& b) { return op(a, b); } \
-  inline Tensor operator sym(const Tensor& a, Scalar b) { return op(a, b); }        \
-  inline Tensor operator sym(Scalar a, const Tensor& b) { return op(a, b); }
+#define LT_OPERATOR(sym, op)                                              \
+  template <class A, class B>                                             \
+    requires binary_operands<A, B>                                        \
+  auto operator sym(A&& a, B&& b) {                                       \
+    return detail::make_expr<binary::op>(std::forward<A>(a), std::forward<B>(b)); \
+  }
 LT_OPERATOR(+, add)
 LT_OPERATOR(-, sub)
 LT_OPERATOR(*, mul)
@@ -108,43 +114,14 @@ LT_OPERATOR(<=, le)
 LT_OPERATOR(>, gt)
 LT_OPERATOR(>=, ge)
 #undef LT_OPERATOR
-inline Tensor operator-(const Tensor& x) { return neg(x); }
-inline Tensor operator!(const Tensor& x) { return logical_not(x); }
+template <tensor_like X> auto operator-(X&& x) { return detail::make_expr<unary::neg>(std::forward<X>(x)); }
+template <tensor_like X> auto operator!(X&& x) { return detail::make_expr<unary::logical_not>(std::forward<X>(x)); }
 
 // In-place forms rebind the handle, as PyTorch's `a += b`.
-inline Tensor& operator+=(Tensor& a, const Tensor& b) { a.assign(a + b); return a; }
-inline Tensor& operator-=(Tensor& a, const Tensor& b) { a.assign(a - b); return a; }
-inline Tensor& operator*=(Tensor& a, const Tensor& b) { a.assign(a * b); return a; }
-inline Tensor& operator/=(Tensor& a, const Tensor& b) { a.assign(a / b); return a; }
-inline Tensor& operator+=(Tensor& a, Scalar b) { a.assign(a + b); return a; }
-inline Tensor& operator-=(Tensor& a, Scalar b) { a.assign(a - b); return a; }
-inline Tensor& operator*=(Tensor& a, Scalar b) { a.assign(a * b); return a; }
-inline Tensor& operator/=(Tensor& a, Scalar b) { a.assign(a / b); return a; }
-
-inline Tensor Tensor::neg() const { return lt::neg(*this); }
-inline Tensor Tensor::abs() const { return lt::abs(*this); }
-inline Tensor Tensor::exp() const { return lt::exp(*this); }
-inline Tensor Tensor::log() const { return lt::log(*this); }
-inline Tensor Tensor::sqrt() const { return lt::sqrt(*this); }
-inline Tensor Tensor::rsqrt() const { return lt::rsqrt(*this); }
-inline Tensor Tensor::sin() const { return lt::sin(*this); }
-inline Tensor Tensor::cos() const { return lt::cos(*this); }
-inline Tensor Tensor::tanh() const { return lt::tanh(*this); }
-inline Tensor Tensor::sigmoid() const { return lt::sigmoid(*this); }
-inline Tensor Tensor::relu() const { return lt::relu(*this); }
-inline Tensor Tensor::reciprocal() const { return lt::reciprocal(*this); }
-inline Tensor Tensor::sign() const { return lt::sign(*this); }
-inline Tensor Tensor::floor() const { return lt::floor(*this); }
-inline Tensor Tensor::ceil() const { return lt::ceil(*this); }
-inline Tensor Tensor::round() const { return lt::round(*this); }
-inline Tensor Tensor::logical_not() const { return lt::logical_not(*this); }
-inline Tensor Tensor::isnan() const { return lt::isnan(*this); }
-inline Tensor Tensor::isinf() const { return lt::isinf(*this); }
-inline Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return lt::clamp(*this, min, max); }
-inline Tensor Tensor::pow(const Tensor& e) const { return lt::pow(*this, e); }
-inline Tensor Tensor::pow(Scalar e) const { return lt::pow(*this, e); }
-inline Tensor Tensor::maximum(const Tensor& o) const { return lt::maximum(*this, o); }
-inline Tensor Tensor::minimum(const Tensor& o) const { return lt::minimum(*this, o); }
+template <elementwise_operand B> Tensor& operator+=(Tensor& a, B&& b) { a.assign(a + std::forward<B>(b)); return a; }
+template <elementwise_operand B> Tensor& operator-=(Tensor& a, B&& b) { a.assign(a - std::forward<B>(b)); return a; }
+template <elementwise_operand B> Tensor& operator*=(Tensor& a, B&& b) { a.assign(a * std::forward<B>(b)); return a; }
+template <elementwise_operand B> Tensor& operator/=(Tensor& a, B&& b) { a.assign(a / std::forward<B>(b)); return a; }
 
 inline void Tensor::assign(const Tensor& value) {
   TensorImpl& dst = impl();

@@ -1,0 +1,152 @@
+#pragma once
+// The fused kernel of a fragment, instantiated from its skeleton: one pass over the elements,
+// every op applied in registers. Ops whose functor has an exact packet form run on Eigen
+// packets; the others run lane by lane with their scalar form, so the result is bitwise the
+// one the ops give one by one (the build must not contract a * b + c into an FMA).
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <tuple>
+#include <type_traits>
+
+#include "lazytensor/expr/fragment_attrs.hpp"
+#include "lazytensor/expr/tree.hpp"
+#include "lazytensor/ops/kernels/elementwise.hpp"
+#include "lazytensor/ops/kernels/packet.hpp"
+
+namespace lt::expr {
+
+namespace detail {
+
+/// Whether every op of skeleton S has a kernel for compute type T.
+template <class S, class T> inline constexpr bool supports = true;
+template <const auto& Op, class... Cs, class T>
+inline constexpr bool supports<Apply<Op, Cs...>, T> =
+    std::remove_cvref_t<decltype(Op)>::rule::template supports<T> && (supports<Cs, T> && ...);
+
+/// The evaluator of skeleton S in compute type T. Built once per kernel call, in body order,
+/// taking functor attributes and scalar values from the fragment's attributes.
+template <class S, class T> struct Eval;
+
+template <int K, class T> struct Eval<Slot<K>, T> {
+  explicit Eval(FragmentAttrsReader&, Attrs&) {}
+  T scalar(const T* const* src, std::int64_t i) const { return src[K][i]; }
+  kernels::packet_t<T> packet(const T* const* src, std::int64_t i) const {
+    return Eigen::internal::ploadu<kernels::packet_t<T>>(src[K] + i);
+  }
+};
+
+template <class T> struct Eval<Const, T> {
+  T value;
+  explicit Eval(FragmentAttrsReader& r, Attrs& a) : value((r.next(a), read(a))) {}
+  static T read(const Attrs& a) {
+    return static_cast<DType>(a.ints[0]) == DType::f64 ? static_cast<T>(a.floats[0]) : static_cast<T>(a.ints[1]);
+  }
+  T scalar(const T* const*, std::int64_t) const { return value; }
+  kernels::packet_t<T> packet(const T* const*, std::int64_t) const {
+    return Eigen::internal::pset1<kernels::packet_t<T>>(value);
+  }
+};
+
+template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T> {
+  using Fn = typename std::remove_cvref_t<decltype(Op)>::functor;
+  std::tuple<Eval<Cs, T>...> children;  // declared first: operands take their attributes first
+  Fn fn;
+
+  // Braced initialisation evaluates left to right, which is body order.
+  explicit Eval(FragmentAttrsReader& r, Attrs& a) : children{Eval<Cs, T>(r, a)...}, fn(make(r, a)) {}
+  static Fn make(FragmentAttrsReader& r, Attrs& a) {
+    if constexpr (reads_attrs<Op>) r.next(a);
+    return kernels::make_functor<Fn>(a);
+  }
+
+  T scalar(const T* const* src, std::int64_t i) const {
+    return std::apply([&](const auto&... c) { return static_cast<T>(fn(c.scalar(src, i)...)); }, children);
+  }
+
+  kernels::packet_t<T> packet(const T* const* src, std::int64_t i) const {
+    using P = kernels::packet_t<T>;
+    return std::apply(
+        [&](const auto&... c) {
+          if constexpr (requires { fn.packet(c.packet(src, i)...); }) {
+            return fn.packet(c.packet(src, i)...);
+          } else {  // lane by lane with the scalar form: exact for every functor
+            constexpr int lanes = kernels::packet_lanes<T>;
+            alignas(64) T args[sizeof...(Cs)][lanes];
+            int k = 0;
+            ((Eigen::internal::pstoreu(args[k++], c.packet(src, i))), ...);
+            alignas(64) T r[lanes];
+            for (int j = 0; j < lanes; ++j)
+              r[j] = [&]<std::size_t... I>(std::index_sequence<I...>) { return static_cast<T>(fn(args[I][j]...)); }(
+                  std::index_sequence_for<Cs...>{});
+            return Eigen::internal::ploadu<P>(r);
+          }
+        },
+        children);
+  }
+};
+
+/// dst[i] = e(src..., i) for i in [0, n).
+template <class S, class T>
+void eval_range(const Eval<S, T>& e, const T* const* src, T* dst, std::int64_t n) {
+  std::int64_t i = 0;
+  if constexpr (std::is_floating_point_v<T>) {
+    constexpr int lanes = kernels::packet_lanes<T>;
+    if constexpr (lanes > 1)
+      for (; i + lanes <= n; i += lanes) Eigen::internal::pstoreu(dst + i, e.packet(src, i));
+  }
+  for (; i < n; ++i) dst[i] = e.scalar(src, i);
+}
+
+template <class S, class T>
+void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs) {
+  constexpr int slots = slot_count<S>;
+  FragmentAttrsReader reader(attrs);
+  Attrs scratch;
+  const Eval<S, T> eval(reader, scratch);
+  int input_of[slots > 0 ? slots : 1];
+  for (int k = 0; k < slots; ++k) input_of[k] = reader.input_of(k);
+
+  std::vector<kernels::Operand> ops;
+  ops.reserve(in.size());
+  bool direct = out.dtype == dtype_v<T>;  // every input a plain array of T, in output order
+  for (const View& v : in) {
+    ops.emplace_back(v, out.shape);
+    direct = direct && ops.back().dense && ops.back().dtype == dtype_v<T>;
+  }
+  T* result = direct ? out.ptr<T>() : nullptr;
+  kernels::parallel_for_each_block(out.numel(), op_count<S>, [&](std::int64_t begin, std::int64_t end) {
+    const T* src[slots > 0 ? slots : 1];
+    if (direct) {
+      for (int k = 0; k < slots; ++k) src[k] = reinterpret_cast<const T*>(ops[static_cast<std::size_t>(input_of[k])].data) + begin;
+      eval_range(eval, src, result + begin, end - begin);
+      return;
+    }
+    alignas(64) T buf[slots > 0 ? slots : 1][kernels::chunk_size];
+    alignas(64) T res[kernels::chunk_size];
+    for (std::int64_t b = begin; b < end; b += kernels::chunk_size) {
+      std::int64_t n = std::min(end, b + kernels::chunk_size) - b;
+      for (std::size_t j = 0; j < ops.size(); ++j) kernels::load_chunk<T>(ops[j], out.shape, b, b + n, buf[j]);
+      for (int k = 0; k < slots; ++k) src[k] = buf[input_of[k]];
+      eval_range(eval, src, res, n);
+      visit(out.dtype, [&]<class R>(Tag<R>) {
+        R* d = out.ptr<R>() + b;
+        for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<R>(res[i]);
+      });
+    }
+  });
+}
+
+}  // namespace detail
+
+/// The kernel of every fragment of skeleton S.
+template <class S>
+void fragment_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  DType t = FragmentAttrsReader::compute(attrs);
+  kernels::visit_compute(t, [&]<class T>(Tag<T>) {
+    if constexpr (detail::supports<S, T>) detail::run_fragment<S, T>(in, out, attrs);
+    else fail("fragment: no kernel for compute dtype ", name(t));
+  });
+}
+
+}  // namespace lt::expr

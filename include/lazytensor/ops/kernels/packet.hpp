@@ -1,0 +1,39 @@
+#pragma once
+// SIMD packets from Eigen's packet math, for functors whose packet form gives bitwise the
+// same result as their scalar form (IEEE-exact operations, selects and comparisons). Fused
+// kernels use a functor's `packet` member where it has one and its scalar form otherwise.
+#include <Eigen/Core>
+
+namespace lt::kernels {
+
+template <class T> using packet_t = typename Eigen::internal::packet_traits<T>::type;
+template <class P> using packet_scalar_t = typename Eigen::internal::unpacket_traits<P>::type;
+/// Lanes in the packet of T (1 where T has no SIMD packet). Named from T rather than the
+/// packet type: a packet type as a template argument loses its attributes, and GCC warns.
+template <class T> inline constexpr int packet_lanes = Eigen::internal::packet_traits<T>::size;
+
+namespace pk {
+using Eigen::internal::padd;
+using Eigen::internal::pand;
+using Eigen::internal::pcmp_eq;
+using Eigen::internal::pcmp_le;
+using Eigen::internal::pcmp_lt;
+using Eigen::internal::pdiv;
+using Eigen::internal::pmul;
+using Eigen::internal::pnegate;
+using Eigen::internal::pselect;
+using Eigen::internal::psub;
+
+template <class P> P splat(double v) { return Eigen::internal::pset1<P>(static_cast<packet_scalar_t<P>>(v)); }
+
+/// A comparison mask as the values 1 and 0, as a bool result converted to the compute type.
+template <class P> P mask_to_value(const P& mask) { return pand(mask, splat<P>(1)); }
+
+/// a where `a` is NaN, else b where `b` is NaN, else `chosen`: NaN-propagating max and min.
+template <class P> P propagate_nan(const P& a, const P& b, const P& chosen) {
+  P r = pselect(pcmp_eq(b, b), chosen, b);
+  return pselect(pcmp_eq(a, a), r, a);
+}
+}  // namespace pk
+
+}  // namespace lt::kernels

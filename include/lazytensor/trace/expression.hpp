@@ -1,0 +1,207 @@
+#pragma once
+// lt::Expr: an elementwise expression that has not been recorded yet. Elementwise functions
+// and operators build one from tensors, C++ scalars and other expressions; it holds its
+// operands by value, so `auto e = relu(a * b + c);` never dangles, and it records nothing until
+// it is committed: converted to lt::Tensor (assigned, passed to a non-elementwise op, read).
+// Then it becomes ONE node, a fragment, whose fused kernel was compiled with the program.
+// Each conversion records anew; keep the Tensor when a value is used twice.
+#include <array>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+
+#include "lazytensor/expr/fragment.hpp"
+#include "lazytensor/trace/dispatch.hpp"
+
+namespace lt {
+
+namespace hana = boost::hana;
+
+template <const auto& Op, class... Operands> class Expr;
+
+template <class X> inline constexpr bool is_expr_v = false;
+template <const auto& Op, class... Os> inline constexpr bool is_expr_v<Expr<Op, Os...>> = true;
+
+/// A tensor or an expression: what elementwise functions need at least one of.
+template <class X>
+concept tensor_like = std::is_same_v<std::remove_cvref_t<X>, Tensor> || is_expr_v<std::remove_cvref_t<X>>;
+template <class X>
+concept elementwise_operand = tensor_like<X> || scalar_like<X>;
+
+namespace detail {
+
+struct NoAttrs {};
+template <const auto& Op> using attrs_storage = std::conditional_t<expr::reads_attrs<Op>, Attrs, NoAttrs>;
+
+/// What tracing knows of an expression before it is recorded, checked when it is built so
+/// that bad operands fail where the op is written, as they do when ops record one by one.
+struct ExprInfo {
+  Meta meta;
+  Device device;
+  DType compute;  // see expr::FragmentInfo
+  bool fusible;
+};
+
+template <class X> Device device_of(const X& x) {
+  if constexpr (is_expr_v<X>) return x.info.device;
+  else if constexpr (std::is_same_v<X, Tensor>) return x.defined() ? x.device() : cpu;
+  else return cpu;
+}
+
+template <const auto& Op, class... Xs>
+ExprInfo check_expr(const hana::tuple<Xs...>& operands, const attrs_storage<Op>& attrs) {
+  constexpr std::size_t n = sizeof...(Xs);
+  std::array<Meta, n> metas;
+  std::array<OperandRef, n> refs;
+  // A scalar joins the device of the first tensor operand, as scalar_tensor does.
+  Device device = cpu;
+  bool found = false;
+  hana::for_each(operands, [&]<class X>(const X& x) {
+    if (!found && !expr::is_scalar_leaf<X>) device = device_of(x), found = true;
+  });
+  std::size_t k = 0;
+  hana::for_each(operands, [&]<class X>(const X& x) {
+    if constexpr (expr::is_scalar_leaf<X>) {
+      metas[k] = Meta{Shape{}, x.value.dtype, true};
+      refs[k] = {&metas[k], device};
+    } else if constexpr (is_expr_v<X>) {
+      metas[k] = x.info.meta;
+      refs[k] = {&metas[k], x.info.device};
+    } else {
+      refs[k] = operand_ref(x);
+      if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
+    }
+    ++k;
+  });
+  static const Attrs no_attrs;
+  const Attrs* a = &no_attrs;
+  if constexpr (expr::reads_attrs<Op>) a = &attrs;
+  Meta out = check_and_infer(Op, refs, metas, *a, device);
+  using rule = typename std::remove_cvref_t<decltype(Op)>::rule;
+  DType t = kernels::compute_dtype(rule::compute(std::span<const Meta>(metas), out.dtype));
+  bool fusible = true;
+  hana::for_each(operands, [&]<class X>(const X& x) {
+    if constexpr (is_expr_v<X>)
+      fusible = fusible && x.info.fusible && x.info.compute == t &&
+                (x.info.meta.dtype == t || x.info.meta.dtype == DType::boolean);
+  });
+  return {std::move(out), device, t, fusible};
+}
+
+template <class E> Tensor commit(const E& e);
+
+}  // namespace detail
+
+template <const auto& Op, class... Operands>
+class [[nodiscard("an expression records nothing until it becomes a Tensor")]] Expr : public ElementwiseMethods<Expr<Op, Operands...>> {
+ public:
+  static constexpr const auto& op = Op;
+  hana::tuple<Operands...> operands;
+  [[no_unique_address]] detail::attrs_storage<Op> attrs;
+  detail::ExprInfo info;
+
+  Expr(hana::tuple<Operands...> ops, detail::attrs_storage<Op> a)
+      : operands(std::move(ops)), attrs(std::move(a)), info(detail::check_expr<Op>(operands, attrs)) {}
+
+  /// Records the expression: one fragment node (one primitive node for a single op).
+  operator Tensor() const { return detail::commit(*this); }  // NOLINT: implicit on purpose
+  Tensor eval() const { return *this; }
+
+  // Known without recording anything.
+  const Shape& shape() const { return info.meta.shape; }
+  DType dtype() const { return info.meta.dtype; }
+  Device device() const { return info.device; }
+  int dim() const { return shape().rank(); }
+  std::int64_t numel() const { return shape().numel(); }
+
+  // The common non-elementwise methods, for chains such as (a - b).abs().sum(); for any
+  // other, convert first: Tensor(e) or e.eval().
+  template <class T> T item() const { return eval().template item<T>(); }
+  template <class T> std::vector<T> to_vector() const { return eval().template to_vector<T>(); }
+  Tensor cpu() const { return eval().cpu(); }
+  Tensor to(Device d) const { return eval().to(d); }
+  Tensor to(DType t) const { return eval().to(t); }
+  Tensor sum() const { return eval().sum(); }
+  Tensor sum(Dims dims, bool keepdim = false) const { return eval().sum(dims, keepdim); }
+  Tensor mean() const { return eval().mean(); }
+  Tensor mean(Dims dims, bool keepdim = false) const { return eval().mean(dims, keepdim); }
+  Tensor amax() const { return eval().amax(); }
+  Tensor amax(Dims dims, bool keepdim = false) const { return eval().amax(dims, keepdim); }
+  Tensor amin() const { return eval().amin(); }
+  Tensor amin(Dims dims, bool keepdim = false) const { return eval().amin(dims, keepdim); }
+  Tensor argmax() const { return eval().argmax(); }
+  Tensor argmin() const { return eval().argmin(); }
+  Tensor reshape(Shape shape) const { return eval().reshape(shape); }
+  Tensor matmul(const Tensor& other) const { return eval().matmul(other); }
+};
+
+namespace detail {
+
+template <class X> auto as_operand(X&& x) {
+  using D = std::remove_cvref_t<X>;
+  if constexpr (scalar_like<D>) return expr::ScalarLeaf{Scalar(x)};
+  else return D(std::forward<X>(x));
+}
+
+template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, Xs&&... operands) {
+  using E = Expr<Op, decltype(as_operand(std::forward<Xs>(operands)))...>;
+  attrs_storage<Op> stored;
+  if constexpr (expr::reads_attrs<Op>) stored = std::move(attrs);
+  return E(hana::make_tuple(as_operand(std::forward<Xs>(operands))...), std::move(stored));
+}
+template <const auto& Op, class... Xs> auto make_expr(Xs&&... operands) {
+  return make_expr_with<Op>(Attrs{}, std::forward<Xs>(operands)...);
+}
+
+/// Records the expression op by op, as if it had been written with tensors.
+template <class X> Tensor record_one_by_one(const X& x) {
+  if constexpr (!is_expr_v<X>) {
+    return x;
+  } else {
+    return hana::unpack(x.operands, [&]<class... Ys>(const Ys&... ys) {
+      std::array<Tensor, sizeof...(Ys)> args{[&]() -> Tensor {
+        if constexpr (expr::is_scalar_leaf<Ys>) return scalar_tensor(ys.value, x.info.device);
+        else return record_one_by_one(ys);
+      }()...};
+      if constexpr (expr::reads_attrs<X::op>) return record(X::op, args, x.attrs);
+      else return record(X::op, args);
+    });
+  }
+}
+
+template <class E> Tensor commit(const E& e) {
+  if constexpr (expr::tree<E>::ops == 1) {
+    return record_one_by_one(e);
+  } else {
+    if (!e.info.fusible) return record_one_by_one(e);
+    using S = expr::skeleton_t<E>;
+    constexpr int slots = expr::slot_count<S>;
+    expr::FragmentAttrsBuilder attrs(expr::structural_hash<S>, slots);
+    // A tensor used twice is one input of the node.
+    std::vector<Tensor> inputs;
+    inputs.reserve(slots);
+    expr::walk_postfix(e, [&]<class X>(const X& x) {
+      if constexpr (expr::is_tensor_leaf<X>) {
+        std::size_t k = 0;
+        while (k < inputs.size() && inputs[k].impl_ptr() != x.impl_ptr()) ++k;
+        if (k == inputs.size()) inputs.push_back(x);
+        attrs.add_slot_input(static_cast<int>(k));
+      }
+    });
+    expr::walk_postfix(e, [&]<class X>(const X& x) {
+      if constexpr (expr::is_scalar_leaf<X>) attrs.add_scalar(x.value);
+      else if constexpr (is_expr_v<X>)
+        if constexpr (expr::reads_attrs<X::op>) attrs.add_step(x.attrs);
+    });
+    attrs.set_compute(e.info.compute);
+    return emit(expr::fragment_desc<S>, inputs, std::move(attrs.attrs()), e.info.meta, e.info.device);
+  }
+}
+
+}  // namespace detail
+
+}  // namespace lt
