@@ -1,0 +1,193 @@
+#pragma once
+// lt::FixedTensor<64, 784>: a tensor whose extents are part of its type. Its ops check shapes
+// when the program compiles (expr/static_shape.hpp) and give results whose extents are known
+// too, so a mis-wired model does not build. It is an lt::Tensor underneath: it converts to
+// `const Tensor&` without a copy, and elementwise ops on it stay fused expressions.
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "lazytensor/expr/static_shape.hpp"
+#include "lazytensor/ops/reduction.hpp"
+#include "lazytensor/trace/functions/contraction.hpp"
+#include "lazytensor/trace/functions/elementwise.hpp"
+#include "lazytensor/trace/functions/movement.hpp"
+#include "lazytensor/trace/functions/nn.hpp"
+#include "lazytensor/trace/functions/reduction.hpp"
+
+namespace lt {
+
+template <class Ext, class Value = Tensor> class Fixed;
+/// A tensor of static extents E...; its dtype and device are dynamic.
+template <std::int64_t... E> using FixedTensor = Fixed<extents<E...>, Tensor>;
+
+namespace detail {
+struct TrustedShape {};  // the extents follow from the operands' static extents
+template <class Ext> Shape shape_of() { return Shape(std::span<const std::int64_t>(Ext::dims)); }
+}  // namespace detail
+
+/// A value (a Tensor, or an expression not yet recorded) with static extents Ext.
+template <class Ext, class Value>
+class Fixed {
+  static_assert(static_shape::is_extents<Ext>, "lt::Fixed: the first argument must be lt::extents<...>");
+
+ public:
+  using extents_type = Ext;
+  static Shape shape() { return detail::shape_of<Ext>(); }
+  static constexpr int dim() { return static_cast<int>(Ext::rank); }
+
+  Fixed() = default;
+  /// Checks the tensor's shape against Ext: lt::Error when it differs.
+  explicit Fixed(Tensor t)
+    requires std::is_same_v<Value, Tensor>
+      : value_(std::move(t)) {
+    LT_CHECK(value_.defined() && value_.shape() == shape(), "FixedTensor", shape(), ": got ",
+             value_.defined() ? describe(value_) : std::string("an undefined tensor"));
+  }
+  /// Records an expression of the same extents.
+  template <class V>
+    requires(std::is_same_v<Value, Tensor> && !std::is_same_v<V, Tensor>)
+  Fixed(const Fixed<Ext, V>& e)  // NOLINT: implicit, as Expr to Tensor
+      : value_(e.value()) {}
+  Fixed(detail::TrustedShape, Value v) : value_(std::move(v)) {}
+
+  const Value& value() const { return value_; }
+  DType dtype() const { return value_.dtype(); }
+  Device device() const { return value_.device(); }
+
+  operator const Tensor&() const  // NOLINT: a FixedTensor is usable wherever a Tensor is
+    requires std::is_same_v<Value, Tensor>
+  {
+    return value_;
+  }
+  operator Tensor() const  // NOLINT
+    requires(!std::is_same_v<Value, Tensor>)
+  {
+    return value_;
+  }
+  const Tensor& tensor() const
+    requires std::is_same_v<Value, Tensor>
+  {
+    return value_;
+  }
+
+ private:
+  Value value_;
+};
+
+template <class X> inline constexpr bool is_fixed_v = false;
+template <class E, class V> inline constexpr bool is_fixed_v<Fixed<E, V>> = true;
+template <class X> concept fixed = is_fixed_v<std::remove_cvref_t<X>>;
+
+namespace detail {
+template <class Ext, class V> Fixed<Ext, std::remove_cvref_t<V>> make_fixed(V&& v) {
+  return {TrustedShape{}, std::forward<V>(v)};
+}
+template <class X> decltype(auto) unwrap(const X& x) {
+  if constexpr (fixed<X>) return x.value();
+  else return x;
+}
+template <class X> struct extents_of {
+  using type = extents<>;  // a C++ scalar
+};
+template <class E, class V> struct extents_of<Fixed<E, V>> {
+  using type = E;
+};
+template <class X> using extents_of_t = typename extents_of<std::remove_cvref_t<X>>::type;
+template <class X> inline constexpr bool fixed_operand = fixed<X> || scalar_like<X>;
+}  // namespace detail
+
+// Elementwise: the result's extents are the operands' broadcast; the value stays an expression.
+#define LT_FIXED_BINARY(fn, op, desc)                                                                         \
+  template <class A, class B>                                                                                 \
+    requires((fixed<A> || fixed<B>) && detail::fixed_operand<A> && detail::fixed_operand<B>)                \
+  auto fn(const A& a, const B& b) {                                                                           \
+    using R = typename static_shape::elementwise<desc, detail::extents_of_t<A>, detail::extents_of_t<B>>::type; \
+    return detail::make_fixed<R>(op(detail::unwrap(a), detail::unwrap(b)));                                  \
+  }
+LT_FIXED_BINARY(operator+, lt::add, binary::add)
+LT_FIXED_BINARY(operator-, lt::sub, binary::sub)
+LT_FIXED_BINARY(operator*, lt::mul, binary::mul)
+LT_FIXED_BINARY(operator/, lt::div, binary::div)
+LT_FIXED_BINARY(add, lt::add, binary::add)
+LT_FIXED_BINARY(sub, lt::sub, binary::sub)
+LT_FIXED_BINARY(mul, lt::mul, binary::mul)
+LT_FIXED_BINARY(div, lt::div, binary::div)
+LT_FIXED_BINARY(maximum, lt::maximum, binary::maximum)
+LT_FIXED_BINARY(minimum, lt::minimum, binary::minimum)
+LT_FIXED_BINARY(pow, lt::pow, binary::pow)
+#undef LT_FIXED_BINARY
+
+#define LT_FIXED_UNARY(fn)                                                 \
+  template <class E, class V>                                              \
+  auto fn(const Fixed<E, V>& x) {                                          \
+    return detail::make_fixed<E>(lt::fn(x.value()));                       \
+  }
+LT_FIXED_UNARY(neg)
+LT_FIXED_UNARY(abs)
+LT_FIXED_UNARY(exp)
+LT_FIXED_UNARY(log)
+LT_FIXED_UNARY(sqrt)
+LT_FIXED_UNARY(rsqrt)
+LT_FIXED_UNARY(tanh)
+LT_FIXED_UNARY(sigmoid)
+LT_FIXED_UNARY(relu)
+LT_FIXED_UNARY(silu)
+LT_FIXED_UNARY(gelu)
+#undef LT_FIXED_UNARY
+template <class E, class V> auto operator-(const Fixed<E, V>& x) { return neg(x); }
+
+/// torch.matmul's rule, checked at compile time.
+template <class A, class VA, class B, class VB>
+auto matmul(const Fixed<A, VA>& a, const Fixed<B, VB>& b) {
+  using R = typename static_shape::matmul<A, B>::type;
+  return detail::make_fixed<R>(lt::matmul(Tensor(a.value()), Tensor(b.value())));
+}
+
+template <class X, class VX, class W>
+auto linear(const Fixed<X, VX>& x, const Fixed<W, Tensor>& weight) {
+  using R = typename static_shape::linear<X, W>::type;
+  return detail::make_fixed<R>(lt::linear(Tensor(x.value()), weight.tensor()));
+}
+template <class X, class VX, class W, class B>
+auto linear(const Fixed<X, VX>& x, const Fixed<W, Tensor>& weight, const Fixed<B, Tensor>& bias) {
+  using R = typename static_shape::linear<X, W, B>::type;
+  return detail::make_fixed<R>(lt::linear(Tensor(x.value()), weight.tensor(), bias.tensor()));
+}
+
+/// conv2d with square stride, padding and dilation given at compile time.
+template <std::int64_t Stride = 1, std::int64_t Padding = 0, std::int64_t Dilation = 1, std::int64_t Groups = 1,
+          class X, class VX, class W>
+auto conv2d(const Fixed<X, VX>& x, const Fixed<W, Tensor>& weight) {
+  using R = typename static_shape::conv2d<X, W, Stride, Padding, Dilation, Groups>::type;
+  return detail::make_fixed<R>(lt::conv2d(Tensor(x.value()), weight.tensor(), std::nullopt, Stride, Padding, Dilation, Groups));
+}
+template <std::int64_t Stride = 1, std::int64_t Padding = 0, std::int64_t Dilation = 1, std::int64_t Groups = 1,
+          class X, class VX, class W, class B>
+auto conv2d(const Fixed<X, VX>& x, const Fixed<W, Tensor>& weight, const Fixed<B, Tensor>& bias) {
+  using R = typename static_shape::conv2d<X, W, Stride, Padding, Dilation, Groups, B>::type;
+  return detail::make_fixed<R>(lt::conv2d(Tensor(x.value()), weight.tensor(), bias.tensor(), Stride, Padding, Dilation, Groups));
+}
+
+// Reductions over one dim given at compile time: sum<1>(x), mean<-1, true>(x).
+#define LT_FIXED_REDUCTION(fn)                                                  \
+  template <std::int64_t Dim, bool Keepdim = false, class X, class VX>          \
+  auto fn(const Fixed<X, VX>& x) {                                              \
+    using R = typename static_shape::reduce<reduction::fn, X, Dim, Keepdim>::type; \
+    return detail::make_fixed<R>(lt::fn(Tensor(x.value()), Dim, Keepdim));      \
+  }
+LT_FIXED_REDUCTION(sum)
+LT_FIXED_REDUCTION(mean)
+LT_FIXED_REDUCTION(amax)
+LT_FIXED_REDUCTION(amin)
+#undef LT_FIXED_REDUCTION
+
+/// reshape<8, -1>(x): one extent may be -1.
+template <std::int64_t... To, class X, class VX>
+auto reshape(const Fixed<X, VX>& x) {
+  using R = typename static_shape::reshape<X, extents<To...>>::type;
+  return detail::make_fixed<R>(lt::reshape(Tensor(x.value()), detail::shape_of<R>()));
+}
+
+}  // namespace lt
