@@ -88,7 +88,13 @@ template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T>
 
 /// dst[i] = e(src..., i) for i in [0, n).
 template <class S, class T>
-void eval_range(const Eval<S, T>& e, const T* const* src, T* dst, std::int64_t n) {
+void eval_range(const Eval<S, T>& shared, const T* const* shared_src, T* dst, std::int64_t n) {
+  // Local copies: stores to dst could alias the evaluator's scalars as far as the compiler
+  // knows, which would reload them on every packet.
+  const Eval<S, T> e = shared;
+  constexpr int slots = slot_count<S> > 0 ? slot_count<S> : 1;
+  const T* src[slots];
+  std::copy_n(shared_src, slot_count<S>, src);
   std::int64_t i = 0;
   if constexpr (std::is_floating_point_v<T>) {
     constexpr int lanes = kernels::packet_lanes<T>;
