@@ -1,0 +1,47 @@
+#pragma once
+// Timing for the benchmarks: medians of repeated runs after a warm-up, a thread limit for a
+// section, and one printed row per measurement.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include <oneapi/tbb/global_control.h>
+
+namespace bench {
+
+/// Keeps the compiler from dropping a computation whose result is otherwise unused.
+template <class T> void keep(const T& value) { asm volatile("" : : "r"(&value) : "memory"); }
+
+/// The median wall time of `reps` runs of f, in seconds, after one untimed run (which also
+/// touches the memory f uses). The machine is shared and noisy: medians, not means.
+template <class F>
+double median_seconds(F&& f, int reps) {
+  f();
+  std::vector<double> times;
+  times.reserve(static_cast<std::size_t>(reps));
+  for (int r = 0; r < reps; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    f();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+  return times[static_cast<std::size_t>(reps / 2)];
+}
+
+/// Runs f with TBB limited to `threads` worker threads.
+template <class F>
+void with_threads(int threads, F&& f) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+  f();
+}
+
+/// "  name   value unit   ratio r   [extra extra_unit]"
+inline void print_row(const char* name, double value, const char* unit, double ratio, double extra = 0,
+                      const char* extra_unit = nullptr) {
+  std::printf("  %-24s %10.3f %-6s ratio %6.3f", name, value, unit, ratio);
+  if (extra_unit != nullptr) std::printf("  %8.2f %s", extra, extra_unit);
+  std::printf("\n");
+}
+
+}  // namespace bench
