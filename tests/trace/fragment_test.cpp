@@ -13,21 +13,13 @@
 #include <lazytensor/lazytensor.hpp>
 
 #include "fragment_probe.hpp"
+#include "trace_helpers.hpp"
 
 namespace lt {
 namespace {
 
-std::int64_t runs(std::string_view name) { return metrics::counter("lt::" + std::string(name)); }
-
-std::int64_t compute_nodes(const std::string& ir) {
-  std::int64_t n = 0;
-  std::istringstream lines(ir);
-  for (std::string line; std::getline(lines, line);)
-    if (line.find(" = ") != std::string::npos && line.find("ROOT") == std::string::npos &&
-        line.find("device_data") == std::string::npos)
-      ++n;
-  return n;
-}
+using testing_helpers::compute_nodes;
+using testing_helpers::runs;
 
 /// Bitwise equality of two float tensors' values, NaNs included.
 template <class T>
@@ -62,6 +54,13 @@ TEST_F(Fragment, AnExpressionRecordsNothingUntilItBecomesATensor) {
   std::string ir = debug::ir_text({y});
   EXPECT_EQ(compute_nodes(ir), 1) << ir;
   EXPECT_NE(ir.find("= fragment{mul(relu(add(mul(%0, %1), %2)), 0.5)} f32[64, 33]"), std::string::npos) << ir;
+  // The fragment's own shape rule, walking its body, agrees with what tracing found.
+  const Node& node = *y.impl().node;
+  std::vector<Meta> metas;
+  for (const NodePtr& in : node.inputs) metas.push_back(in->meta);
+  Meta inferred = node.op->infer(metas, node.attrs);
+  EXPECT_EQ(inferred.shape, node.meta.shape);
+  EXPECT_EQ(inferred.dtype, node.meta.dtype);
   sync();
   EXPECT_EQ(runs("fragment"), 1);
   EXPECT_EQ(runs("mul"), 2) << "a fragment's ops are counted as they run fused";

@@ -10,22 +10,13 @@
 
 #include <lazytensor/lazytensor.hpp>
 
+#include "trace_helpers.hpp"
+
 namespace lt {
 namespace {
 
-/// How many times op `name` has run since the last metrics::reset().
-std::int64_t runs(std::string_view name) { return metrics::counter("lt::" + std::string(name)); }
-
-/// The ops of a graph other than its device_data leaves.
-std::int64_t compute_nodes(const std::string& ir) {
-  std::int64_t n = 0;
-  std::istringstream lines(ir);
-  for (std::string line; std::getline(lines, line);)
-    if (line.find(" = ") != std::string::npos && line.find("ROOT") == std::string::npos &&
-        line.find("device_data") == std::string::npos)
-      ++n;
-  return n;
-}
+using testing_helpers::compute_nodes;
+using testing_helpers::runs;
 
 class Trace : public ::testing::Test {
  protected:

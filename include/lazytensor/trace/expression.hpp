@@ -42,7 +42,9 @@ template <const auto& Op> using attrs_storage = std::conditional_t<expr::reads_a
 struct ExprInfo {
   Meta meta;
   Device device;
-  DType compute;  // see expr::FragmentInfo
+  DType compute;  // the type the op computes in (bool and i32 widened, as kernels do)
+  /// Fused, the ops give bitwise the results they give one by one: they all compute in one
+  /// type, and every intermediate result has that type or is bool (exact in it).
   bool fusible;
 };
 
