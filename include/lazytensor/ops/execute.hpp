@@ -22,6 +22,13 @@ inline metrics::Counter& op_counter(const OpDesc& d) {
   return *c;
 }
 
+/// Counts one run of `d`; a fragment's ops run too, fused: each is counted as its own kernel.
+inline void count_run(const OpDesc& d) {
+  op_counter(d).add();
+  for (const FragmentStep& step : d.body)
+    if (step.op != nullptr) op_counter(*step.op).add();
+}
+
 /// Runs `d` on `in`, producing a value of Meta `out`: an alias of in[0] where the op is a
 /// view of it, otherwise a fresh contiguous array written by the kernel.
 inline Array execute_op(const OpDesc& d, std::span<const Array> in, const Attrs& attrs, const Meta& out) {
@@ -31,10 +38,7 @@ inline Array execute_op(const OpDesc& d, std::span<const Array> in, const Attrs&
   std::span<View> views = in.size() <= inline_inputs ? std::span<View>(small.data(), in.size())
                                                      : std::span<View>((large.resize(in.size()), large));
   for (std::size_t k = 0; k < in.size(); ++k) views[k] = in[k].view;
-  op_counter(d).add();
-  // A fragment's ops run too, fused: count them as their own kernels would be.
-  for (const FragmentStep& step : d.body)
-    if (step.op != nullptr) op_counter(*step.op).add();
+  count_run(d);
   if (d.view != nullptr) {
     View v;
     if (d.view(views, attrs, v)) return in[0].alias(v);

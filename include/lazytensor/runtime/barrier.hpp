@@ -1,23 +1,46 @@
 #pragma once
 // The barrier: computes every pending value of a lazy device, then cuts the graph, so that
 // results become device data and the graph does not grow across steps.
+#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/runtime/plan_executor.hpp"
 #include "lazytensor/runtime/reference_executor.hpp"
 #include "lazytensor/trace/lazy_context.hpp"
 
 namespace lt {
 
 namespace detail {
+/// LT_FUSION=0 runs graphs with the reference executor, node by node: the oracle.
+inline bool fusion_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("LT_FUSION");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return enabled;
+}
+
+inline std::vector<Array> run_fused(std::span<const NodePtr> roots) {
+  Plan plan;
+  {
+    metrics::ScopedTimer t(metrics::timer_handle("CompileTime"));
+    plan = make_plan(roots);
+  }
+  metrics::counter_handle("UncachedCompile").add();
+  metrics::ScopedTimer t(metrics::timer_handle("ExecuteTime"));
+  return run_plan(plan);
+}
+
 /// Computes `targets` together and rebinds each to a device_data leaf of its value. On a
 /// failure the targets keep their pending values, so reading one raises the error again.
 inline void compute_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets) {
   std::vector<NodePtr> roots;
   roots.reserve(targets.size());
   for (const auto& t : targets) roots.push_back(t->node);
-  std::vector<Array> values = run_reference(roots);
+  std::vector<Array> values = fusion_enabled() ? run_fused(roots) : run_reference(roots);
   for (std::size_t k = 0; k < targets.size(); ++k) targets[k]->node = make_data_node(leaf::device_data, values[k]);
 }
 }  // namespace detail
@@ -29,6 +52,17 @@ inline void sync(Device dev = device()) {
   auto pending = lazy_context(dev.index).take_pending();
   if (!pending.empty()) detail::compute_and_cut(pending);
 }
+
+namespace debug {
+/// What the barrier would run for `tensors`' pending graph: kernels, fused groups and the bytes
+/// of full-size intermediates. Runs nothing.
+inline PlanStats plan_stats(const std::vector<Tensor>& tensors) {
+  std::vector<NodePtr> roots;
+  for (const Tensor& t : tensors)
+    if (t.device().is_lazy() && !t.impl().node->is_data()) roots.push_back(t.impl().node);
+  return make_plan(roots).stats;
+}
+}  // namespace debug
 
 /// Alias of sync(), PyTorch/XLA's name.
 inline void mark_step(Device dev = device()) { sync(dev); }

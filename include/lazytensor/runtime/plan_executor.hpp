@@ -1,0 +1,146 @@
+#pragma once
+// Runs a Plan. A fusion group runs as one parallel loop over tiles: for each tile, every
+// member's own kernel runs on tile-sized views, producer before consumer, so the values that
+// stay inside the group live in a per-thread scratch buffer that fits in cache. Each member
+// computes exactly what it computes alone, so a plan's results equal the reference executor's
+// bit for bit.
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include "lazytensor/compile/plan.hpp"
+#include "lazytensor/core/metrics.hpp"
+#include "lazytensor/ops/execute.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
+
+namespace lt {
+
+namespace detail {
+
+/// Elements per tile: small enough that a tile of every member stays in L1/L2.
+inline constexpr std::int64_t tile_elements = 2048;
+
+/// A contiguous 1-D view of `len` elements at `data`.
+inline View tile_view(std::byte* data, DType t, std::int64_t len) {
+  return View{data, t, Shape{len}, Strides{1}, false};
+}
+
+inline void run_group(const Plan& plan, const FusionGroup& g, std::vector<Array>& values) {
+  const Schedule& s = plan.schedule;
+  auto node_at = [&](int p) -> const Node& { return *s.order[static_cast<std::size_t>(p)]; };
+  for (const GroupMember& m : g.members) {
+    const Node& n = node_at(m.position);
+    count_run(*n.op);
+    if (plan.materialized[static_cast<std::size_t>(m.position)])
+      values[static_cast<std::size_t>(m.position)] = Array::empty(n.meta.dtype, n.meta.shape);
+  }
+  // How each external is read per tile: in place when it is laid out like the group's index
+  // space, as one broadcast element, or gathered into scratch.
+  enum class Read { direct, one, gather };
+  std::vector<Read> read;
+  std::vector<kernels::Operand> operands;
+  std::size_t scratch_bytes = 0;
+  std::vector<std::size_t> at;  // scratch offset of each member, then of each gathered external
+  for (const GroupMember& m : g.members) {
+    at.push_back(scratch_bytes);
+    scratch_bytes += static_cast<std::size_t>(m.scalar ? 1 : tile_elements) * itemsize(node_at(m.position).meta.dtype);
+    scratch_bytes = (scratch_bytes + 63) & ~std::size_t{63};
+  }
+  for (int q : g.externals) {
+    const View& v = values[static_cast<std::size_t>(q)].view;
+    operands.emplace_back(v, g.shape);
+    read.push_back(operands.back().dense && v.shape == g.shape ? Read::direct : v.numel() == 1 ? Read::one : Read::gather);
+    at.push_back(scratch_bytes);
+    if (read.back() == Read::gather) scratch_bytes += static_cast<std::size_t>(tile_elements) * itemsize(v.dtype);
+    scratch_bytes = (scratch_bytes + 63) & ~std::size_t{63};
+  }
+
+  kernels::parallel_blocks(g.shape.numel(), tile_elements, [&](std::int64_t begin, std::int64_t end) {
+    // Isolated: a member kernel that runs in parallel itself must not let this thread pick up
+    // another tile of this loop while it waits, which would reuse the scratch below.
+    tbb::this_task_arena::isolate([&] {
+    // Per thread and reused: no allocation per tile once a thread has run one.
+    thread_local std::vector<std::byte> scratch;
+    thread_local std::vector<View> member_views, external_views, args;
+    if (scratch.size() < scratch_bytes + 64) scratch.resize(scratch_bytes + 64);
+    std::byte* base = scratch.data() + ((64 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64) % 64);
+    std::int64_t len = end - begin;
+    external_views.clear();
+    for (std::size_t k = 0; k < g.externals.size(); ++k) {
+      const View& v = values[static_cast<std::size_t>(g.externals[k])].view;
+      std::byte* slot = base + at[g.members.size() + k];
+      switch (read[k]) {
+        case Read::direct:
+          external_views.push_back(tile_view(v.data + begin * static_cast<std::int64_t>(itemsize(v.dtype)), v.dtype, len));
+          break;
+        case Read::one:  // zero-dim stays zero-dim, a [1, 1] becomes a broadcast [1]
+          external_views.push_back(v.shape.rank() == 0 ? v : View{v.data, v.dtype, Shape{1}, Strides{0}, v.wrapped_number});
+          break;
+        case Read::gather:
+          visit(v.dtype, [&]<class T>(Tag<T>) {
+            kernels::load_chunk<T>(operands[k], g.shape, begin, end, reinterpret_cast<T*>(slot));
+          });
+          external_views.push_back(tile_view(slot, v.dtype, len));
+          break;
+      }
+    }
+    member_views.clear();
+    for (std::size_t i = 0; i < g.members.size(); ++i) {
+      const GroupMember& m = g.members[i];
+      const Node& n = node_at(m.position);
+      View out;
+      if (m.scalar) {
+        out = View{base + at[i], n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number};
+      } else if (plan.materialized[static_cast<std::size_t>(m.position)]) {
+        const View& full = values[static_cast<std::size_t>(m.position)].view;
+        out = tile_view(full.data + begin * static_cast<std::int64_t>(itemsize(full.dtype)), full.dtype, len);
+      } else {
+        out = tile_view(base + at[i], n.meta.dtype, len);
+      }
+      args.clear();
+      for (int k : m.inputs) args.push_back(k >= 0 ? member_views[static_cast<std::size_t>(k)] : external_views[static_cast<std::size_t>(-1 - k)]);
+      n.op->kernel(args, out, n.attrs);
+      member_views.push_back(out);
+    }
+    });
+  });
+}
+
+}  // namespace detail
+
+/// Runs the plan; returns one value per root. Values are freed after their last reader.
+inline std::vector<Array> run_plan(const Plan& plan) {
+  const Schedule& s = plan.schedule;
+  std::vector<Array> values(s.order.size());
+  std::vector<int> uses = s.uses;
+  for (std::size_t p = 0; p < s.order.size(); ++p)
+    if (s.order[p]->is_data()) values[p] = s.order[p]->data;
+  auto release_inputs = [&](int p) {
+    for (int q : s.inputs[static_cast<std::size_t>(p)])
+      if (--uses[static_cast<std::size_t>(q)] == 0) values[static_cast<std::size_t>(q)] = {};
+  };
+  std::vector<Array> args;
+  for (const PlanStep& step : plan.steps) {
+    if (step.group >= 0) {
+      const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
+      detail::run_group(plan, g, values);
+      for (const GroupMember& m : g.members)
+        if (!m.scalar) release_inputs(m.position);
+      continue;
+    }
+    const Node& n = *s.order[static_cast<std::size_t>(step.position)];
+    args.clear();
+    for (int q : s.inputs[static_cast<std::size_t>(step.position)]) args.push_back(values[static_cast<std::size_t>(q)]);
+    values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta);
+    release_inputs(step.position);
+  }
+  std::vector<Array> out;
+  out.reserve(s.roots.size());
+  for (int r : s.roots) out.push_back(values[static_cast<std::size_t>(r)]);
+  return out;
+}
+
+}  // namespace lt
