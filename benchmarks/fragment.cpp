@@ -9,12 +9,9 @@
 #include <cstring>
 #include <vector>
 
-#include <Eigen/Core>
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-
 #include <lazytensor/lazytensor.hpp>
 
+#include "common/eigen_w1.hpp"
 #include "common/timing.hpp"
 
 namespace {
@@ -43,20 +40,6 @@ double trace_ns_per_op(F&& f, const lt::Tensor& a, const lt::Tensor& b, const lt
       },
       9);
   return 1e9 * s / iters / 6;
-}
-
-/// W1's expression hand-written as an Eigen array expression over TBB blocks of the same size
-/// the fragment kernel uses.
-void eigen_w1(const float* a, const float* b, const float* c, float* out, std::int64_t n, std::int64_t grain) {
-  tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, n, grain),
-      [&](const tbb::blocked_range<std::int64_t>& r) {
-        auto len = static_cast<Eigen::Index>(r.size());
-        Eigen::Map<const Eigen::ArrayXf> A(a + r.begin(), len), B(b + r.begin(), len), C(c + r.begin(), len);
-        Eigen::Map<Eigen::ArrayXf> O(out + r.begin(), len);
-        O = (A * B + C).max(0.0f) * 0.5f - B;
-      },
-      tbb::simple_partitioner{});
 }
 
 }  // namespace
@@ -99,7 +82,7 @@ int main(int argc, char** argv) {
   for (int threads : {1, 2}) {
     bench::with_threads(threads, [&] {
       double t_fragment = median_seconds([&] { node.op->kernel(in, out.view, node.attrs); }, 15);
-      double t_eigen = median_seconds([&] { eigen_w1(pa, pb, pc, hand.data(), n, grain); }, 15);
+      double t_eigen = median_seconds([&] { bench::eigen_w1(pa, pb, pc, hand.data(), n, grain); }, 15);
       std::printf(" %d thread%s\n", threads, threads > 1 ? "s" : "");
       bench::print_row("fragment kernel", 1e3 * t_fragment, "ms", t_eigen / t_fragment, gb / t_fragment, "GB/s");
       bench::print_row("hand-written Eigen", 1e3 * t_eigen, "ms", 1.0, gb / t_eigen, "GB/s");

@@ -72,14 +72,34 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
   LT_CHECK(n_in <= max_elementwise_inputs, "elementwise ops take at most 3 inputs");
   Operand ops[max_elementwise_inputs] = {Operand(in[0], out.shape), Operand(in[n_in > 1 ? 1 : 0], out.shape),
                                          Operand(in[n_in > 2 ? 2 : 0], out.shape)};
-  bool direct = out.dtype == f.result;
-  for (std::size_t k = 0; k < n_in; ++k) direct = direct && ops[k].dense && ops[k].dtype == f.compute;
+  // Direct: every input is a plain array of the compute type in output order, or a single
+  // value broadcast everywhere (a C++ scalar operand), read once per block.
+  bool direct = out.dtype == f.result, any_single = false;
+  bool single[max_elementwise_inputs] = {};
+  for (std::size_t k = 0; k < n_in; ++k) {
+    single[k] = !ops[k].dense && in[k].numel() == 1;
+    any_single = any_single || single[k];
+    direct = direct && ((ops[k].dense && ops[k].dtype == f.compute) || single[k]);
+  }
   std::size_t in_size = itemsize(f.compute), out_size = itemsize(out.dtype);
   parallel_for_each_block(out.numel(), 1, [&](std::int64_t begin, std::int64_t end) {
-    if (direct) {  // plain arrays of the compute type: one call over the block
+    if (direct) {
+      alignas(64) std::byte fill[max_elementwise_inputs][chunk_size * sizeof(double)];
+      for (std::size_t k = 0; k < n_in; ++k)
+        if (single[k])
+          visit_compute(f.compute, [&]<class Tc>(Tag<Tc>) {
+            Tc v;
+            load_chunk<Tc>(ops[k], out.shape, 0, 1, &v);
+            std::fill_n(reinterpret_cast<Tc*>(fill[k]), chunk_size, v);
+          });
+      // One call over the block, or chunk by chunk when a single value stands for an array.
+      const std::int64_t step = any_single ? chunk_size : end - begin;
       const void* src[max_elementwise_inputs];
-      for (std::size_t k = 0; k < n_in; ++k) src[k] = ops[k].data + begin * static_cast<std::int64_t>(in_size);
-      f.apply(src, out.data + begin * static_cast<std::int64_t>(out_size), end - begin, f.functor);
+      for (std::int64_t b = begin; b < end; b += step) {
+        for (std::size_t k = 0; k < n_in; ++k)
+          src[k] = single[k] ? static_cast<const void*>(fill[k]) : ops[k].data + b * static_cast<std::int64_t>(in_size);
+        f.apply(src, out.data + b * static_cast<std::int64_t>(out_size), std::min(step, end - b), f.functor);
+      }
       return;
     }
     alignas(64) std::byte buf[max_elementwise_inputs][chunk_size * sizeof(double)];

@@ -61,8 +61,21 @@ void load_chunk(const Operand& op, const Shape& out, std::int64_t begin, std::in
       for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<Tc>(src[begin + i]);
       return;
     }
-    OffsetWalker w(out, op.strides, begin);
-    for (std::int64_t i = 0; i < n; ++i, w.next()) dst[i] = static_cast<Tc>(src[w.offset()]);
+    if (out.rank() == 0) {
+      if (n > 0) dst[0] = static_cast<Tc>(src[0]);
+      return;
+    }
+    // Row by row along the innermost dim: a broadcast row is one value, a plain row a copy.
+    const std::int64_t inner = out[out.rank() - 1], stride = op.strides[out.rank() - 1];
+    for (std::int64_t i = begin; i < end;) {
+      std::int64_t run = std::min(end - i, inner - i % inner);
+      const T* row = src + OffsetWalker(out, op.strides, i).offset();
+      Tc* d = dst + (i - begin);
+      if (stride == 0) std::fill_n(d, run, static_cast<Tc>(*row));
+      else if (stride == 1) for (std::int64_t j = 0; j < run; ++j) d[j] = static_cast<Tc>(row[j]);
+      else for (std::int64_t j = 0; j < run; ++j) d[j] = static_cast<Tc>(row[j * stride]);
+      i += run;
+    }
   });
 }
 

@@ -1,0 +1,57 @@
+// W1: out = max(a*b + c, 0) * 0.5 - b over N = 2^24 floats; one evaluation = trace + barrier +
+// wait. Written op by op (the fusing scheduler makes one group of it) and as one expression
+// (one fragment), beside hand-written Eigen and the STREAM triad measured in the same run.
+//
+//   bench_w1 [--quick]
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <lazytensor/lazytensor.hpp>
+
+#include "common/eigen_w1.hpp"
+#include "common/stream.hpp"
+#include "common/timing.hpp"
+
+int main(int argc, char** argv) {
+  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const std::int64_t n = quick ? (1 << 20) : (1 << 24);
+  const double gb = 16.0 * static_cast<double>(n) / 1e9;
+  lt::manual_seed(0);
+  auto dev = lt::device();
+  lt::Tensor a = lt::rand({n}, dev) * 2 - 1, b = lt::rand({n}, dev) * 2 - 1, c = lt::rand({n}, dev) * 2 - 1;
+  lt::sync();
+  auto op_by_op = [&] {
+    lt::Tensor ab = a * b, s = ab + c, m = lt::maximum(s, 0.0), h = m * 0.5, out = h - b;
+    lt::sync();
+    lt::wait_device_ops();
+    bench::keep(out);
+  };
+  auto expression = [&] {
+    lt::Tensor out = lt::maximum(a * b + c, 0.0f) * 0.5f - b;
+    lt::sync();
+    lt::wait_device_ops();
+    bench::keep(out);
+  };
+  std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>(), vc = c.to_vector<float>(), hand(va.size());
+
+  std::printf("W1, N = %lld (median of 9; GB/s at 16 B/element; ratio: GB/s / STREAM)\n", static_cast<long long>(n));
+  for (int threads : {2, 1}) {
+    bench::with_threads(threads, [&] {
+      double stream = bench::stream_triad_gbs();
+      double t_ops = bench::median_seconds(op_by_op, 9), t_expr = bench::median_seconds(expression, 9);
+      double t_eigen = bench::median_seconds([&] { bench::eigen_w1(va.data(), vb.data(), vc.data(), hand.data(), n, 1 << 14); }, 9);
+      std::printf(" %d thread%s, STREAM triad %.2f GB/s\n", threads, threads > 1 ? "s" : "", stream);
+      bench::print_row("lazytensor, op by op", 1e3 * t_ops, "ms", gb / t_ops / stream, gb / t_ops, "GB/s");
+      bench::print_row("lazytensor, expression", 1e3 * t_expr, "ms", gb / t_expr / stream, gb / t_expr, "GB/s");
+      bench::print_row("hand-written Eigen", 1e3 * t_eigen, "ms", gb / t_eigen / stream, gb / t_eigen, "GB/s");
+    });
+  }
+  lt::PlanStats stats = [&] {
+    lt::Tensor ab = a * b, s = ab + c, m = lt::maximum(s, 0.0), h = m * 0.5, out = h - b;
+    return lt::debug::plan_stats({out});
+  }();
+  std::printf("plan of the op-by-op form: %d kernel(s), %lld intermediate bytes\n", stats.kernels,
+              static_cast<long long>(stats.intermediate_bytes));
+}
