@@ -77,12 +77,13 @@ int main(int argc, char** argv) {
   // The grain the fragment kernel picks for its 5 ops (kernels::parallel_for_each_block).
   const std::int64_t grain = lt::kernels::parallel_threshold / 5;
 
-  std::printf("W1 kernel, N = %lld floats, out = max(a*b + c, 0) * 0.5 - b (median of 15; GB/s at 16 B/element)\n",
+  std::printf("W1 kernel, N = %lld floats, out = max(a*b + c, 0) * 0.5 - b (medians of 21 alternating runs; GB/s at 16 B/element)\n",
               static_cast<long long>(n));
   for (int threads : {1, 2}) {
     bench::with_threads(threads, [&] {
-      double t_fragment = median_seconds([&] { node.op->kernel(in, out.view, node.attrs); }, 15);
-      double t_eigen = median_seconds([&] { bench::eigen_w1(pa, pb, pc, hand.data(), n, grain); }, 15);
+      auto [t_fragment, t_eigen] = bench::median_seconds_paired(
+          [&] { node.op->kernel(in, out.view, node.attrs); },
+          [&] { bench::eigen_w1(pa, pb, pc, hand.data(), n, grain); }, 21);
       std::printf(" %d thread%s\n", threads, threads > 1 ? "s" : "");
       bench::print_row("fragment kernel", 1e3 * t_fragment, "ms", t_eigen / t_fragment, gb / t_fragment, "GB/s");
       bench::print_row("hand-written Eigen", 1e3 * t_eigen, "ms", 1.0, gb / t_eigen, "GB/s");

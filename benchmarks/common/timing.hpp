@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include <oneapi/tbb/global_control.h>
@@ -27,6 +28,27 @@ double median_seconds(F&& f, int reps) {
   }
   std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
   return times[static_cast<std::size_t>(reps / 2)];
+}
+
+/// Medians of f and g timed alternately, so that both see the same moments of a noisy
+/// machine: the fair way to take a ratio.
+template <class F, class G>
+std::pair<double, double> median_seconds_paired(F&& f, G&& g, int reps) {
+  f();
+  g();
+  std::vector<double> tf, tg;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    auto t1 = std::chrono::steady_clock::now();
+    g();
+    auto t2 = std::chrono::steady_clock::now();
+    tf.push_back(std::chrono::duration<double>(t1 - t0).count());
+    tg.push_back(std::chrono::duration<double>(t2 - t1).count());
+  }
+  std::sort(tf.begin(), tf.end());
+  std::sort(tg.begin(), tg.end());
+  return {tf[tf.size() / 2], tg[tg.size() / 2]};
 }
 
 /// Runs f with TBB limited to `threads` worker threads.
