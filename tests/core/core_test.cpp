@@ -1,6 +1,8 @@
 // Core types: shapes and strides, broadcasting, dim wrapping, dtypes, aligned buffers, devices.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include <lazytensor/lazytensor.hpp>
 
 namespace lt {
@@ -100,6 +102,24 @@ TEST(Hash, CombineDependsOnOrderAndValue) {
   hash_t a = hash_combine(hash_combine(0, 1), 2), b = hash_combine(hash_combine(0, 2), 1);
   EXPECT_NE(a, b);
   EXPECT_EQ(a, hash_combine(hash_combine(0, 1), 2));
+}
+
+TEST(Buffer, AFreedLargeBlockIsReusedForTheSameSize) {
+  const std::size_t bytes = 3 << 20;
+  std::byte* first = nullptr;
+  {
+    Buffer b(bytes);
+    first = b.data();
+    b.data()[0] = std::byte{7};
+  }
+  EXPECT_GE(detail::BlockCache::instance().cached_bytes(), bytes);
+  Buffer again(bytes);
+  EXPECT_EQ(again.data(), first) << "the next step's block of the same size is the freed one";
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(again.data()) % buffer_alignment, 0u);
+  Buffer other(bytes);  // none left of that size: a fresh block
+  EXPECT_NE(other.data(), again.data());
+  Buffer small(64);     // small blocks come from the allocator as always
+  EXPECT_NE(small.data(), nullptr);
 }
 
 }  // namespace

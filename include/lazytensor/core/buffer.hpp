@@ -1,15 +1,69 @@
 #pragma once
 // Shared, 64-byte aligned storage.
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <unordered_map>
 
 #include "lazytensor/core/error.hpp"
 
 namespace lt {
 
 inline constexpr std::size_t buffer_alignment = 64;
+
+namespace detail {
+/// Freed large blocks, kept for reuse. Each step of a shape-static loop frees blocks of the
+/// sizes the next step allocates; reusing them spares the page faults of fresh memory, which
+/// cost more than computing an elementwise result. At most LT_BUFFER_CACHE_MB (default 1024)
+/// are kept; 0 turns the cache off.
+class BlockCache {
+ public:
+  static constexpr std::size_t min_bytes = std::size_t{1} << 20;
+
+  static BlockCache& instance() {
+    static BlockCache* cache = new BlockCache;  // never destroyed: buffers may outlive statics
+    return *cache;
+  }
+  void* take(std::size_t bytes) {
+    if (bytes < min_bytes) return nullptr;
+    std::lock_guard lock(mu_);
+    auto it = free_.find(bytes);
+    if (it == free_.end()) return nullptr;
+    void* p = it->second;
+    free_.erase(it);
+    cached_ -= bytes;
+    return p;
+  }
+  void give(void* p, std::size_t bytes) {
+    if (bytes >= min_bytes) {
+      std::lock_guard lock(mu_);
+      if (cached_ + bytes <= limit_) {
+        free_.emplace(bytes, p);
+        cached_ += bytes;
+        return;
+      }
+    }
+    ::operator delete(p, std::align_val_t{buffer_alignment});
+  }
+  std::size_t cached_bytes() {
+    std::lock_guard lock(mu_);
+    return cached_;
+  }
+
+ private:
+  BlockCache() {
+    const char* v = std::getenv("LT_BUFFER_CACHE_MB");
+    limit_ = (v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : 1024) << 20;
+  }
+  std::mutex mu_;
+  std::unordered_multimap<std::size_t, void*> free_;
+  std::size_t cached_ = 0;
+  std::size_t limit_;
+};
+}  // namespace detail
 
 /// A reference-counted block of aligned bytes. Copies share the block.
 class Buffer {
@@ -19,10 +73,11 @@ class Buffer {
     // Round up so that vectorised loops may read a whole last packet.
     std::size_t padded = (bytes + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
     if (padded == 0) padded = buffer_alignment;
-    void* p = ::operator new(padded, std::align_val_t{buffer_alignment}, std::nothrow);
+    void* p = detail::BlockCache::instance().take(padded);
+    if (p == nullptr) p = ::operator new(padded, std::align_val_t{buffer_alignment}, std::nothrow);
     LT_CHECK(p != nullptr, "out of memory allocating ", bytes, " bytes");
-    data_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) {
-      ::operator delete(q, std::align_val_t{buffer_alignment});
+    data_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [padded](std::byte* q) {
+      detail::BlockCache::instance().give(q, padded);
     });
   }
   static Buffer zeroed(std::size_t bytes) {
