@@ -24,6 +24,8 @@ namespace hana = boost::hana;
 
 /// A C++ scalar operand inside an expression.
 struct ScalarLeaf {
+  template <scalar_like X>
+  ScalarLeaf(X x) : value(x) {}  // NOLINT: implicit, so that expressions store operands in place
   Scalar value;
 };
 

@@ -106,8 +106,10 @@ class [[nodiscard("an expression records nothing until it becomes a Tensor")]] E
   [[no_unique_address]] detail::attrs_storage<Op> attrs;
   detail::ExprInfo info;
 
-  Expr(hana::tuple<Operands...> ops, detail::attrs_storage<Op> a)
-      : operands(std::move(ops)), attrs(std::move(a)), info(detail::check_expr<Op>(operands, attrs)) {}
+  /// Builds the operands in place from tensors, expressions and C++ scalars.
+  template <class... Xs>
+  explicit Expr(detail::attrs_storage<Op> a, Xs&&... xs)
+      : operands(std::forward<Xs>(xs)...), attrs(std::move(a)), info(detail::check_expr<Op>(operands, attrs)) {}
 
   /// Records the expression: one fragment node (one primitive node for a single op).
   operator Tensor() const { return detail::commit(*this); }  // NOLINT: implicit on purpose
@@ -143,17 +145,14 @@ class [[nodiscard("an expression records nothing until it becomes a Tensor")]] E
 
 namespace detail {
 
-template <class X> auto as_operand(X&& x) {
-  using D = std::remove_cvref_t<X>;
-  if constexpr (scalar_like<D>) return expr::ScalarLeaf{Scalar(x)};
-  else return D(std::forward<X>(x));
-}
+/// How an expression stores an operand: C++ scalars as ScalarLeaf, the rest by value.
+template <class X>
+using operand_t = std::conditional_t<scalar_like<X>, expr::ScalarLeaf, std::remove_cvref_t<X>>;
 
 template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, Xs&&... operands) {
-  using E = Expr<Op, decltype(as_operand(std::forward<Xs>(operands)))...>;
   attrs_storage<Op> stored;
   if constexpr (expr::reads_attrs<Op>) stored = std::move(attrs);
-  return E(hana::make_tuple(as_operand(std::forward<Xs>(operands))...), std::move(stored));
+  return Expr<Op, operand_t<Xs>...>(std::move(stored), std::forward<Xs>(operands)...);
 }
 template <const auto& Op, class... Xs> auto make_expr(Xs&&... operands) {
   return make_expr_with<Op>(Attrs{}, std::forward<Xs>(operands)...);
