@@ -23,15 +23,21 @@ inline bool fusion_enabled() {
   return enabled;
 }
 
-inline std::vector<Array> run_fused(std::span<const NodePtr> roots) {
-  Plan plan;
-  {
+/// Compiles a graph and runs it, timing each part.
+template <class Compile, class Run>
+std::vector<Array> compile_and_run(Compile&& compile, Run&& run) {
+  auto compiled = [&] {
     metrics::ScopedTimer t(metrics::timer_handle("CompileTime"));
-    plan = make_plan(roots);
-  }
+    return compile();
+  }();
   metrics::counter_handle("UncachedCompile").add();
   metrics::ScopedTimer t(metrics::timer_handle("ExecuteTime"));
-  return run_plan(plan);
+  return run(std::move(compiled));
+}
+
+inline std::vector<Array> run_graph(std::span<const NodePtr> roots) {
+  if (fusion_enabled()) return compile_and_run([&] { return make_plan(roots); }, [](const Plan& p) { return run_plan(p); });
+  return compile_and_run([&] { return make_schedule(roots); }, [](Schedule s) { return run_schedule(std::move(s)); });
 }
 
 /// Computes `targets` together and rebinds each to a device_data leaf of its value. On a
@@ -40,7 +46,7 @@ inline void compute_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets
   std::vector<NodePtr> roots;
   roots.reserve(targets.size());
   for (const auto& t : targets) roots.push_back(t->node);
-  std::vector<Array> values = fusion_enabled() ? run_fused(roots) : run_reference(roots);
+  std::vector<Array> values = run_graph(roots);
   for (std::size_t k = 0; k < targets.size(); ++k) targets[k]->node = make_data_node(leaf::device_data, values[k]);
 }
 }  // namespace detail

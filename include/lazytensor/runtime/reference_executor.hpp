@@ -4,22 +4,14 @@
 #include <span>
 #include <vector>
 
-#include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/compile/schedule.hpp"
 
 namespace lt {
 
-/// Runs the graph below `roots`; returns one value per root. Intermediates are freed as soon
+/// Runs a schedule node by node; returns one value per root. Intermediates are freed as soon
 /// as their last reader has run.
-inline std::vector<Array> run_reference(std::span<const NodePtr> roots) {
-  Schedule s;
-  {
-    metrics::ScopedTimer t(metrics::timer_handle("CompileTime"));
-    s = make_schedule(roots);
-  }
-  metrics::counter_handle("UncachedCompile").add();
-  metrics::ScopedTimer t(metrics::timer_handle("ExecuteTime"));
+inline std::vector<Array> run_schedule(Schedule s) {
   std::vector<Array> values(s.order.size());
   std::vector<Array> args;
   for (std::size_t k = 0; k < s.order.size(); ++k) {
@@ -39,5 +31,8 @@ inline std::vector<Array> run_reference(std::span<const NodePtr> roots) {
   for (int r : s.roots) out.push_back(values[static_cast<std::size_t>(r)]);
   return out;
 }
+
+/// Runs the graph below `roots` node by node: the oracle.
+inline std::vector<Array> run_reference(std::span<const NodePtr> roots) { return run_schedule(make_schedule(roots)); }
 
 }  // namespace lt
