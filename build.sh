@@ -75,17 +75,39 @@ case $cmd in
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j 2 --timeout 1200
     ;;
   bench)
+    # LT_BENCH_BUILD_DIR: benchmark in a build folder of its own, apart from the tests'.
+    BUILD_DIR=${LT_BENCH_BUILD_DIR:-$BUILD_DIR}
     ensure_packages "${PACKAGES[@]}"
     configure -DLAZYTENSOR_BUILD_BENCHMARKS=ON
-    build
-    mapfile -t benches < <(find "$BUILD_DIR/benchmarks" -maxdepth 1 -type f -executable 2>/dev/null | sort)
+    build lazytensor_benchmarks  # the benchmarks alone: the tests need not be built to time
+    mapfile -t benches < <(find "$BUILD_DIR/benchmarks" -maxdepth 1 -type f -executable -name 'bench_*' 2>/dev/null | sort)
+    mapfile -t peers < <(find "$BUILD_DIR/benchmarks/peers" -maxdepth 1 -type f -executable -name 'bench_*' 2>/dev/null | sort)
     if ((${#benches[@]} == 0)); then
       echo "no benchmarks found in $BUILD_DIR/benchmarks" >&2
       exit 1
     fi
+    # A limit is what the CPU can do: OpenBLAS picks its kernels from the CPU at load, and a
+    # forced OPENBLAS_CORETYPE (Haswell's AVX2 on an AVX-512 CPU) would understate the SGEMM
+    # limit and LibTorch's GEMMs alike.
+    if [[ -n ${OPENBLAS_CORETYPE:-} ]]; then
+      log "unsetting OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE: OpenBLAS chooses its kernels for this CPU"
+      unset OPENBLAS_CORETYPE
+    fi
     for bench in "${benches[@]}"; do
       log "running $bench $*"
       "$bench" "$@"
+    done
+    # Debian's LibTorch takes its BLAS from libblas.so.3, the reference BLAS unless an optimised
+    # one holds that alternative; a LibTorch user has OpenBLAS, so peers run with the OpenMP
+    # build (LibTorch's own threads are OpenMP) put first when libopenblas0-openmp is installed.
+    openblas_dir=$(dpkg -L libopenblas0-openmp 2>/dev/null | grep '/libblas\.so\.3$' | head -n1 || true)
+    peer_env=()
+    if [[ -n $openblas_dir ]]; then
+      peer_env=(env "LD_LIBRARY_PATH=$(dirname "$openblas_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    fi
+    for bench in "${peers[@]}"; do
+      log "running peer $bench $*${openblas_dir:+ (BLAS: $(dirname "$openblas_dir"))}"
+      "${peer_env[@]}" "$bench" "$@"
     done
     ;;
   -h|--help|help)

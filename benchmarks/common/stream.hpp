@@ -26,4 +26,9 @@ inline double stream_triad_gbs(int reps = 11) {
   return 12.0 * static_cast<double>(n) / t / 1e9;
 }
 
+/// The triad's GB/s with TBB limited to `threads`.
+inline double stream_gbs(int threads, int reps = 11) {
+  return with_threads(threads, [&] { return stream_triad_gbs(reps); });
+}
+
 }  // namespace bench

@@ -14,11 +14,11 @@ namespace bench {
 /// Keeps the compiler from dropping a computation whose result is otherwise unused.
 template <class T> void keep(const T& value) { asm volatile("" : : "r"(&value) : "memory"); }
 
-/// The median wall time of `reps` runs of f, in seconds, after one untimed run (which also
-/// touches the memory f uses). The machine is shared and noisy: medians, not means.
+/// The median wall time of `reps` runs of f, in seconds, after `warmups` untimed runs (which
+/// also touch the memory f uses). The machine is shared and noisy: medians, not means.
 template <class F>
-double median_seconds(F&& f, int reps) {
-  f();
+double median_seconds(F&& f, int reps, int warmups = 1) {
+  for (int w = 0; w < warmups; ++w) f();
   std::vector<double> times;
   times.reserve(static_cast<std::size_t>(reps));
   for (int r = 0; r < reps; ++r) {
@@ -51,17 +51,17 @@ std::pair<double, double> median_seconds_paired(F&& f, G&& g, int reps) {
   return {tf[tf.size() / 2], tg[tg.size() / 2]};
 }
 
-/// Runs f with TBB limited to `threads` worker threads.
+/// Runs f with TBB limited to `threads` worker threads and returns what f returns.
 template <class F>
-void with_threads(int threads, F&& f) {
+decltype(auto) with_threads(int threads, F&& f) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-  f();
+  return f();
 }
 
 /// "  name   value unit   ratio r   [extra extra_unit]"
 inline void print_row(const char* name, double value, const char* unit, double ratio, double extra = 0,
                       const char* extra_unit = nullptr) {
-  std::printf("  %-24s %10.3f %-6s ratio %6.3f", name, value, unit, ratio);
+  std::printf("  %-24s %10.3f %-7s ratio %6.3f", name, value, unit, ratio);
   if (extra_unit != nullptr) std::printf("  %8.2f %s", extra, extra_unit);
   std::printf("\n");
 }
