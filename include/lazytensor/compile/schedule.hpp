@@ -20,22 +20,8 @@ struct Schedule {
 inline Schedule make_schedule(std::span<const NodePtr> roots) {
   Schedule s;
   std::unordered_map<const Node*, int> position;
-  std::vector<std::pair<const Node*, std::size_t>> stack;
   for (const NodePtr& root : roots) {
-    if (!position.contains(root.get())) stack.emplace_back(root.get(), 0);
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      if (next < node->inputs.size()) {
-        const Node* in = node->inputs[next++].get();
-        if (!position.contains(in)) stack.emplace_back(in, 0);
-        continue;
-      }
-      if (!position.contains(node)) {
-        position.emplace(node, static_cast<int>(s.order.size()));
-        s.order.push_back(node);
-      }
-      stack.pop_back();
-    }
+    append_topological(root.get(), s.order, position);
     s.roots.push_back(position.at(root.get()));
   }
   s.inputs.resize(s.order.size());

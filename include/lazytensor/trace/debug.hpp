@@ -15,22 +15,7 @@ namespace detail {
 inline std::vector<const Node*> topo_nodes(const std::vector<Tensor>& tensors,
                                            std::unordered_map<const Node*, int>& number) {
   std::vector<const Node*> order;
-  std::vector<std::pair<const Node*, std::size_t>> stack;
-  for (const Tensor& t : tensors) {
-    const Node* root = t.impl().node.get();
-    if (root == nullptr || number.contains(root)) continue;
-    stack.emplace_back(root, 0);
-    while (!stack.empty()) {
-      auto& [n, next] = stack.back();
-      if (next < n->inputs.size()) {
-        const Node* in = n->inputs[next++].get();
-        if (!number.contains(in)) stack.emplace_back(in, 0);
-        continue;
-      }
-      if (number.emplace(n, static_cast<int>(order.size())).second) order.push_back(n);
-      stack.pop_back();
-    }
-  }
+  for (const Tensor& t : tensors) append_topological(t.impl().node.get(), order, number);
   return order;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // IR node of a step graph. Immutable once made; shared by the tensors and nodes that use it.
 #include <memory>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "lazytensor/core/hash.hpp"
@@ -37,6 +39,24 @@ inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   hash_t h = hash_combine(hash_combine(hash_combine(0, device_data.id), meta.dtype), meta.shape.rank());
   h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), h);
   return std::make_shared<const Node>(Node{&device_data, {}, {}, meta, h, std::move(data)});
+}
+
+/// Appends to `order` every node below `root` not yet in `position`, producers first, and
+/// records each one's place. Iterative: step graphs are deep.
+inline void append_topological(const Node* root, std::vector<const Node*>& order,
+                               std::unordered_map<const Node*, int>& position) {
+  if (root == nullptr || position.contains(root)) return;
+  std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      const Node* in = node->inputs[next++].get();
+      if (!position.contains(in)) stack.emplace_back(in, 0);
+      continue;
+    }
+    if (position.emplace(node, static_cast<int>(order.size())).second) order.push_back(node);
+    stack.pop_back();
+  }
 }
 
 }  // namespace lt
