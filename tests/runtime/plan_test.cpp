@@ -70,6 +70,44 @@ TEST(Plan, W1AsOneExpressionIsOneKernelWithNoIntermediates) {
   EXPECT_EQ(stats.intermediate_bytes, 0);
 }
 
+TEST(Plan, SoftmaxWrittenAsFiveOpsIsOneKernelWithNoIntermediates) {
+  Tensor x = randn({64, 1000}, device());
+  sync();
+  Tensor m = amax(x, 1, true), shifted = x - m, e = exp(shifted), s = sum(e, 1, true), y = e / s;
+  PlanStats stats = debug::plan_stats({y});
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.fused_ops, 5);
+  EXPECT_EQ(stats.intermediate_bytes, 0);
+  expect_plan_matches_reference({y}, "softmax");
+  // Each row sums to one, checked against a plain loop over the values read back.
+  std::vector<float> v = y.to_vector<float>();
+  for (int r = 0; r < 64; ++r) {
+    double total = 0;
+    for (int c = 0; c < 1000; ++c) total += v[static_cast<std::size_t>(r * 1000 + c)];
+    EXPECT_NEAR(total, 1.0, 1e-5) << "row " << r;
+  }
+}
+
+TEST(Plan, LogSoftmaxAndLayerNormAreOneKernelEach) {
+  Tensor x = randn({3, 5, 300}, device()), w = randn({300}, device()), b = randn({300}, device());
+  sync();
+  Tensor ls = log_softmax(x, -1);
+  PlanStats stats = debug::plan_stats({ls});
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.intermediate_bytes, 0);
+  expect_plan_matches_reference({ls}, "log_softmax");
+  Tensor ln = layer_norm(x, Shape{300}, w, b);
+  stats = debug::plan_stats({ln});
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.intermediate_bytes, 0);
+  expect_plan_matches_reference({ln}, "layer_norm");
+  // Over the two trailing dims, with a reduction result read outside the group as well.
+  Tensor mu = mean(x, Dims{1, 2}, true), centred = x - mu;
+  stats = debug::plan_stats({centred, mu});
+  EXPECT_EQ(stats.kernels, 1);
+  expect_plan_matches_reference({centred, mu}, "centred");
+}
+
 /// Random step graphs: mixed elementwise ops, broadcasts, views, reductions and matmuls, each
 /// run by a plan and by the reference executor. The plan must agree bit for bit (tolerance 0):
 /// a fused group runs each op's own kernel on tiles, in the same order of operations.
@@ -78,8 +116,9 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
   const std::uint64_t seed = 20261122;
   std::mt19937_64 rng(seed);
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  int fused_groups = 0, fused_ops = 0;
-  const std::vector<Shape> shapes = {{6, 37}, {37}, {6, 1}, {1, 37}, {}, {3, 6, 37}};
+  int fused_groups = 0, fused_ops = 0, row_groups = 0;
+  // [2, 2500]: rows longer than a reduction chunk.
+  const std::vector<Shape> shapes = {{6, 37}, {37}, {6, 1}, {1, 37}, {}, {3, 6, 37}, {2, 2500}};
   for (int gi = 0; gi < graphs; ++gi) {
     SCOPED_TRACE("graph " + std::to_string(gi) + " of the graphs from seed " + std::to_string(seed));
     manual_seed(rng());
@@ -93,7 +132,7 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
       const Tensor& x = pool[pick(pool.size())];
       const Tensor& y = pool[pick(pool.size())];
       try {
-        switch (pick(14)) {
+        switch (pick(20)) {
           case 0: pool.push_back(x + y); break;
           case 1: pool.push_back(x * y); break;
           case 2: pool.push_back(x - y * 0.5); break;  // a fragment inside the graph
@@ -107,6 +146,13 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
           case 10: if (x.dim() > 0) pool.push_back(sum(x, -1, true)); break;
           case 11: if (x.dim() == 2 && x.size(1) == 37) pool.push_back(matmul(x, randn({37, 5}, device()))); break;
           case 12: if (x.dim() >= 1) pool.push_back(x.transpose(0, -1)); break;
+          // Reductions over trailing dims with what reads their results: row groups.
+          case 13: if (x.dim() > 0) pool.push_back(x - amax(x, -1, true)); break;
+          case 14: if (x.dim() > 0) pool.push_back(x / sum(exp(x), -1, true)); break;
+          case 15: if (x.dim() >= 2) pool.push_back(mean(x, Dims{x.dim() - 2, x.dim() - 1}, true) * 2.0 + x); break;
+          case 16: if (x.dim() > 0) pool.push_back((x - mean(x, -1, true)) * rsqrt(var(x, Dims{x.dim() - 1}, 0, true) + 1e-5)); break;
+          case 17: if (x.dim() > 0) pool.push_back(amin(x, -1) + 1.0); break;
+          case 18: pool.push_back(sum(x * y)); break;
           default: pool.push_back(sigmoid(x) * x); break;
         }
       } catch (const Error&) {
@@ -122,12 +168,15 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
     PlanStats stats = expect_plan_matches_reference(pending, "graph " + std::to_string(gi));
     fused_groups += stats.fused_groups;
     fused_ops += stats.fused_ops;
+    row_groups += stats.row_groups;
     if (::testing::Test::HasFailure()) break;  // the first failing graph is the useful one
   }
   // The graphs exercise fusion, not only single ops.
   EXPECT_GT(fused_groups, graphs / 2);
   EXPECT_GT(fused_ops, 2 * fused_groups);
-  std::printf("random graphs: %d fused groups holding %d ops\n", fused_groups, fused_ops);
+  EXPECT_GT(row_groups, graphs / 4);
+  std::printf("random graphs: %d fused groups holding %d ops, %d of them around reductions\n", fused_groups, fused_ops,
+              row_groups);
 }
 
 }  // namespace

@@ -1,28 +1,52 @@
 #pragma once
-// From a step graph to a Plan: the schedule, cut into steps. Elementwise nodes of one shape
-// (fragments included) form fusion groups, which run as one kernel over cache-sized tiles:
-// the values they pass to one another live in tile buffers and never in memory. Grouping looks
-// at op kinds and descriptor traits only, never at a particular op.
+// From a step graph to a Plan: the schedule, cut into steps. Fusion groups run as one kernel
+// over cache-sized tiles, so the values their members pass to one another live in tile
+// buffers and never in memory. A group's index space is [rows, row]: `row` is the length of
+// the trailing dims its reductions reduce (1 when it has none), and a tile is a block of whole
+// rows. Members are elementwise ops over the full index space, reductions over the trailing
+// dims, and elementwise ops over their results (one value per row): softmax, log_softmax and
+// layer norm become one pass over memory. Grouping looks at op kinds and descriptor traits
+// only, never at a particular op.
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "lazytensor/compile/schedule.hpp"
+#include "lazytensor/ops/reduction.hpp"
 
 namespace lt {
 
+/// What a group member computes per tile.
+enum class MemberRole : std::uint8_t {
+  full,      // rows x row values
+  row,       // one value per row: a reduction, or elementwise ops on reductions' results
+  constant,  // a zero-dim constant (a C++ scalar operand): one value per tile
+};
+
 /// A node run inside a fusion group, on tile-sized views.
 struct GroupMember {
-  int position;             // in schedule order
-  bool scalar;              // a zero-dim constant (a C++ scalar operand): one element per tile
+  int position;  // in schedule order
+  MemberRole role;
   std::vector<int> inputs;  // per input: >= 0 a member index; < 0 external number -1 - k
+  Attrs row_attrs;          // a reduction's attributes for a [rows, row] tile
+};
+
+/// A value from outside the group, read over the index space of its readers: the group's
+/// shape for full members, the reader's shape for one-per-row members.
+struct GroupExternal {
+  int position;
+  Shape index_space;
 };
 
 struct FusionGroup {
-  Shape shape;  // the index space of every full-size member
+  Shape shape;            // the full index space
+  std::int64_t row = 1;   // elements per row: the product of the reduced trailing dims
+  int reduced_from = -1;  // the first reduced dim; -1 while the group has no reduction
   std::vector<GroupMember> members;
-  std::vector<int> externals;  // schedule positions of the values it reads from outside
+  std::vector<GroupExternal> externals;
+
+  std::int64_t rows() const { return shape.numel() / row; }
 };
 
 struct PlanStep {
@@ -33,9 +57,10 @@ struct PlanStep {
 /// What a plan does, for tests and metrics.
 struct PlanStats {
   int kernels = 0;        // kernel launches per run: groups and nodes run alone
-  int fused_groups = 0;   // groups of two or more full-size ops
-  int fused_ops = 0;      // full-size ops inside those groups
-  std::int64_t intermediate_bytes = 0;  // full-size values made and consumed within the step
+  int fused_groups = 0;   // groups of two or more ops
+  int fused_ops = 0;      // ops inside those groups (constants not counted)
+  int row_groups = 0;     // groups holding a reduction with its producers and consumers
+  std::int64_t intermediate_bytes = 0;  // values made in full and consumed within the step
 };
 
 struct Plan {
@@ -47,6 +72,11 @@ struct Plan {
 };
 
 namespace detail {
+
+/// The longest row a group takes: a tile of every member stays in L2, and a member's kernel
+/// on a tile runs on the calling thread (see kernels::parallel_threshold).
+inline constexpr std::int64_t max_group_row = 1 << 15;
+
 inline bool fusible(const Node& n) {
   return n.op->kind == OpKind::elementwise && n.op->view == nullptr && n.meta.shape.rank() > 0 &&
          n.meta.shape.numel() > 0;
@@ -55,6 +85,158 @@ inline bool fusible(const Node& n) {
 inline bool inline_constant(const Node& n) {
   return n.op->kind == OpKind::creation && n.op->arity == 0 && n.meta.shape.rank() == 0;
 }
+
+/// The first dim of a reduction's trailing reduced dims, or -1 when they are not trailing.
+inline int trailing_reduced_from(const Node& n, const Shape& in) {
+  auto dims = reduction::reduced_dims(n.attrs);
+  int rank = in.rank();
+  if (dims.empty()) return 0;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    if (dims[k] != rank - static_cast<std::int64_t>(dims.size() - k)) return -1;
+  return static_cast<int>(dims[0]);
+}
+
+/// A one-per-row value of shape `v` broadcasts onto the full index space row by row: it has
+/// the kept dims and size 1 in the reduced ones (a reduction's keepdim shape).
+inline bool broadcasts_per_row(const Shape& v, const FusionGroup& g) {
+  if (v.rank() != g.shape.rank()) return false;
+  for (int d = 0; d < v.rank(); ++d)
+    if (v[d] != (d < g.reduced_from ? g.shape[d] : 1)) return false;
+  return true;
+}
+
+/// Builds the groups of a schedule: each node, in schedule order, joins the group of one of
+/// its inputs when that group can run it, else a reduction or elementwise op starts a group.
+class Grouper {
+ public:
+  explicit Grouper(const Schedule& s)
+      : group_of_(s.order.size(), -1), role_(s.order.size(), MemberRole::full), s_(s), full_readers_(s.order.size()) {}
+
+  void add(int p) {
+    const Node& node = at(p);
+    if (fusible(node)) {
+      for (int q : inputs(p))
+        if (int g = group_of_[idx(q)]; g >= 0 && try_join_elementwise(p, g)) return;
+      start(p, node.meta.shape, MemberRole::full);
+    } else if (node.op->kind == OpKind::reduction) {
+      const Node& in = at(inputs(p)[0]);
+      int from = trailing_reduced_from(node, in.meta.shape);
+      std::int64_t row = 1;
+      for (int d = std::max(from, 0); d < in.meta.shape.rank(); ++d) row *= in.meta.shape[d];
+      if (from < 0 || row < 1 || row > max_group_row || in.meta.shape.rank() == 0) return;
+      // It joins the group that makes its input, or one that already reads that input in
+      // full (layer norm's mean and variance of x), when that group's rows are its rows.
+      int q = inputs(p)[0], g = role_[idx(q)] == MemberRole::full ? group_of_[idx(q)] : -1;
+      if (g < 0 && !full_readers_[idx(q)].empty()) g = full_readers_[idx(q)].back();
+      if (g >= 0 && groups_[idx(g)].shape == in.meta.shape &&
+          (groups_[idx(g)].reduced_from < 0 || groups_[idx(g)].reduced_from == from)) {
+        join(p, g, MemberRole::row);
+      } else {
+        g = start(p, in.meta.shape, MemberRole::row);
+      }
+      groups_[idx(g)].row = row;
+      groups_[idx(g)].reduced_from = from;
+    }
+  }
+
+  std::vector<FusionGroup> groups_;
+  std::vector<std::vector<int>> members_;  // per group: positions, schedule order
+  std::vector<int> first_;                 // per group: its first member's position
+  std::vector<int> group_of_;
+  std::vector<MemberRole> role_;
+
+ private:
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+  const Node& at(int p) const { return *s_.order[idx(p)]; }
+  const std::vector<int>& inputs(int p) const { return s_.inputs[idx(p)]; }
+
+  int start(int p, const Shape& shape, MemberRole role) {
+    int g = static_cast<int>(groups_.size());
+    groups_.push_back({shape, 1, -1, {}, {}});
+    members_.emplace_back();
+    first_.push_back(p);
+    join(p, g, role);
+    return g;
+  }
+  void join(int p, int g, MemberRole role) {
+    group_of_[idx(p)] = g;
+    role_[idx(p)] = role;
+    members_[idx(g)].push_back(p);
+    // What it reads from outside over the full index space, other reductions may share.
+    if (role == MemberRole::full || at(p).op->kind == OpKind::reduction)
+      for (int q : inputs(p))
+        if (group_of_[idx(q)] != g && (full_readers_[idx(q)].empty() || full_readers_[idx(q)].back() != g))
+          full_readers_[idx(q)].push_back(g);
+  }
+
+  /// An input from outside `g` must be ready when the group starts: device data, an inline
+  /// constant, or a value computed before the group's first member.
+  bool ready_before(int q, int g) const {
+    const Node& in = at(q);
+    return q < first_[idx(g)] || in.is_data() || inline_constant(in);
+  }
+
+  bool try_join_elementwise(int p, int g) {
+    const FusionGroup& group = groups_[idx(g)];
+    const Shape& shape = at(p).meta.shape;
+    // Full when it spans the group's index space; one per row when it has the shape of a
+    // one-per-row input it reads.
+    bool full = shape == group.shape, row = false;
+    for (int q : inputs(p))
+      row = row || (group_of_[idx(q)] == g && role_[idx(q)] == MemberRole::row && at(q).meta.shape == shape);
+    if (!full && !row) return false;
+    for (int q : inputs(p)) {
+      if (group_of_[idx(q)] != g) {
+        if (!ready_before(q, g)) return false;
+      } else if (role_[idx(q)] == MemberRole::row) {
+        if (full ? !broadcasts_per_row(at(q).meta.shape, group) : at(q).meta.shape != shape) return false;
+      } else if (!full) {
+        return false;  // a full value does not fit in one value per row
+      }
+    }
+    join(p, g, full ? MemberRole::full : MemberRole::row);
+    return true;
+  }
+
+  const Schedule& s_;
+  std::vector<std::vector<int>> full_readers_;  // per position: groups reading it in full, from outside
+};
+
+/// Members in schedule order, with the inline constants they read, and the externals.
+inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const int> positions,
+                       std::span<const MemberRole> role) {
+  std::vector<int> member_at;  // parallel to group.members: positions
+  auto member_index = [&](int q) {
+    auto it = std::find(member_at.begin(), member_at.end(), q);
+    return it == member_at.end() ? -1 : static_cast<int>(it - member_at.begin());
+  };
+  auto external_index = [&](int q, const Shape& index_space) {
+    for (std::size_t k = 0; k < group.externals.size(); ++k)
+      if (group.externals[k].position == q && group.externals[k].index_space == index_space) return static_cast<int>(k);
+    group.externals.push_back({q, index_space});
+    return static_cast<int>(group.externals.size()) - 1;
+  };
+  for (int p : positions) {
+    const Node& node = *s.order[static_cast<std::size_t>(p)];
+    MemberRole r = role[static_cast<std::size_t>(p)];
+    GroupMember m{p, r, {}, {}};
+    if (node.op->kind == OpKind::reduction) m.row_attrs = reduction::attrs_over_rows(node.attrs);
+    // A reduction reads the full index space; other members read in their own.
+    const Shape& reads_in = node.op->kind == OpKind::reduction || r == MemberRole::full ? group.shape : node.meta.shape;
+    for (int q : s.inputs[static_cast<std::size_t>(p)]) {
+      int k = member_index(q);
+      if (k < 0 && inline_constant(*s.order[static_cast<std::size_t>(q)])) {
+        group.members.push_back({q, MemberRole::constant, {}, {}});
+        member_at.push_back(q);
+        k = static_cast<int>(member_at.size()) - 1;
+      }
+      m.inputs.push_back(k >= 0 ? k : -1 - external_index(q, reads_in));
+    }
+    group.members.push_back(std::move(m));
+    member_at.push_back(p);
+  }
+}
+
 }  // namespace detail
 
 /// Groups the schedule of `roots` and orders the steps.
@@ -63,109 +245,53 @@ inline Plan make_plan(std::span<const NodePtr> roots) {
   plan.schedule = make_schedule(roots);
   const Schedule& s = plan.schedule;
   const auto n = static_cast<int>(s.order.size());
-  std::vector<int> group_of(static_cast<std::size_t>(n), -1), first(0);
-  std::vector<std::vector<int>> consumers(static_cast<std::size_t>(n));
+  auto idx = [](int i) { return static_cast<std::size_t>(i); };
+  std::vector<std::vector<int>> consumers(idx(n));
   for (int p = 0; p < n; ++p)
-    for (int q : s.inputs[static_cast<std::size_t>(p)]) consumers[static_cast<std::size_t>(q)].push_back(p);
-  std::vector<char> is_root(static_cast<std::size_t>(n), 0);
-  for (int r : s.roots) is_root[static_cast<std::size_t>(r)] = 1;
+    for (int q : s.inputs[idx(p)]) consumers[idx(q)].push_back(p);
+  std::vector<char> is_root(idx(n), 0);
+  for (int r : s.roots) is_root[idx(r)] = 1;
 
-  // A node joins its first input's group when that group has its shape and every other input
-  // comes from the group, from before it (so cannot depend on it), or is device data or an
-  // inline constant (which depend on nothing).
-  std::vector<std::vector<int>> full_members;
-  for (int p = 0; p < n; ++p) {
-    const Node& node = *s.order[static_cast<std::size_t>(p)];
-    if (!detail::fusible(node)) continue;
-    const auto& ins = s.inputs[static_cast<std::size_t>(p)];
-    int g = -1;
-    for (int q : ins) {
-      int cand = group_of[static_cast<std::size_t>(q)];
-      if (cand >= 0 && plan.groups[static_cast<std::size_t>(cand)].shape == node.meta.shape) {
-        g = cand;
-        break;
-      }
-    }
-    if (g >= 0)
-      for (int q : ins) {
-        const Node& in = *s.order[static_cast<std::size_t>(q)];
-        if (group_of[static_cast<std::size_t>(q)] != g && q >= first[static_cast<std::size_t>(g)] && !in.is_data() &&
-            !detail::inline_constant(in))
-          g = -1;
-      }
-    if (g < 0) {
-      g = static_cast<int>(plan.groups.size());
-      plan.groups.push_back({node.meta.shape, {}, {}});
-      first.push_back(p);
-      full_members.emplace_back();
-    }
-    group_of[static_cast<std::size_t>(p)] = g;
-    full_members[static_cast<std::size_t>(g)].push_back(p);
-  }
+  detail::Grouper grouper(s);
+  for (int p = 0; p < n; ++p) grouper.add(p);
+  std::vector<int>& group_of = grouper.group_of_;
   // A group of one op gains nothing from tiles: that op runs alone.
-  for (auto& members : full_members)
-    if (members.size() == 1) group_of[static_cast<std::size_t>(members[0])] = -1;
-
-  // Members in schedule order, with the inline constants they read, and their externals.
-  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
-    if (full_members[g].size() < 2) continue;
-    FusionGroup& group = plan.groups[g];
-    std::vector<int> member_at;  // parallel to group.members: positions
-    auto member_index = [&](int q) {
-      auto it = std::find(member_at.begin(), member_at.end(), q);
-      return it == member_at.end() ? -1 : static_cast<int>(it - member_at.begin());
-    };
-    auto external_index = [&](int q) {
-      auto it = std::find(group.externals.begin(), group.externals.end(), q);
-      if (it != group.externals.end()) return static_cast<int>(it - group.externals.begin());
-      group.externals.push_back(q);
-      return static_cast<int>(group.externals.size()) - 1;
-    };
-    for (int p : full_members[g]) {
-      GroupMember m{p, false, {}};
-      for (int q : s.inputs[static_cast<std::size_t>(p)]) {
-        int k = member_index(q);
-        if (k < 0 && detail::inline_constant(*s.order[static_cast<std::size_t>(q)])) {
-          group.members.push_back({q, true, {}});
-          member_at.push_back(q);
-          k = static_cast<int>(member_at.size()) - 1;
-        }
-        m.inputs.push_back(k >= 0 ? k : -1 - external_index(q));
-      }
-      group.members.push_back(std::move(m));
-      member_at.push_back(p);
-    }
-  }
+  for (const auto& members : grouper.members_)
+    if (members.size() == 1) group_of[idx(members[0])] = -1;
+  plan.groups = std::move(grouper.groups_);
+  for (std::size_t g = 0; g < plan.groups.size(); ++g)
+    if (grouper.members_[g].size() > 1) detail::fill_group(s, plan.groups[g], grouper.members_[g], grouper.role_);
 
   // A value is made in full when something outside its group reads it (or it is a root).
-  plan.materialized.assign(static_cast<std::size_t>(n), 0);
+  plan.materialized.assign(idx(n), 0);
   for (int p = 0; p < n; ++p) {
-    const Node& node = *s.order[static_cast<std::size_t>(p)];
+    const Node& node = *s.order[idx(p)];
     if (node.is_data()) continue;
     bool inlined = detail::inline_constant(node);
-    int g = group_of[static_cast<std::size_t>(p)];
-    bool outside_reader = is_root[static_cast<std::size_t>(p)] != 0;
-    for (int c : consumers[static_cast<std::size_t>(p)])
-      outside_reader = outside_reader || (inlined ? group_of[static_cast<std::size_t>(c)] < 0 : group_of[static_cast<std::size_t>(c)] != g);
-    plan.materialized[static_cast<std::size_t>(p)] = (g < 0 && !inlined) || outside_reader;
+    int g = group_of[idx(p)];
+    bool outside_reader = is_root[idx(p)] != 0;
+    for (int c : consumers[idx(p)])
+      outside_reader = outside_reader || (inlined ? group_of[idx(c)] < 0 : group_of[idx(c)] != g);
+    plan.materialized[idx(p)] = (g < 0 && !inlined) || outside_reader;
   }
 
   for (int p = 0; p < n; ++p) {
-    const Node& node = *s.order[static_cast<std::size_t>(p)];
-    int g = group_of[static_cast<std::size_t>(p)];
-    if (node.is_data() || (g < 0 && !plan.materialized[static_cast<std::size_t>(p)])) continue;
-    if (g >= 0 && first[static_cast<std::size_t>(g)] != p) continue;
+    const Node& node = *s.order[idx(p)];
+    int g = group_of[idx(p)];
+    if (node.is_data() || (g < 0 && !plan.materialized[idx(p)])) continue;
+    if (g >= 0 && grouper.first_[idx(g)] != p) continue;
     plan.steps.push_back({p, g});
     ++plan.stats.kernels;
     if (g >= 0) {
       ++plan.stats.fused_groups;
-      plan.stats.fused_ops += static_cast<int>(full_members[static_cast<std::size_t>(g)].size());
+      plan.stats.row_groups += plan.groups[idx(g)].reduced_from >= 0;
+      plan.stats.fused_ops += static_cast<int>(grouper.members_[idx(g)].size());
     }
   }
   for (int p = 0; p < n; ++p)
-    if (plan.materialized[static_cast<std::size_t>(p)] && !is_root[static_cast<std::size_t>(p)])
+    if (plan.materialized[idx(p)] && !is_root[idx(p)])
       plan.stats.intermediate_bytes +=
-          s.order[static_cast<std::size_t>(p)]->meta.shape.numel() * static_cast<std::int64_t>(itemsize(s.order[static_cast<std::size_t>(p)]->meta.dtype));
+          s.order[idx(p)]->meta.shape.numel() * static_cast<std::int64_t>(itemsize(s.order[idx(p)]->meta.dtype));
   return plan;
 }
 

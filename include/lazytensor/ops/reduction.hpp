@@ -256,6 +256,11 @@ kernels::Reducer make_reducer() {
 /// The reduced dims of attrs: everything after keepdim.
 inline std::span<const std::int64_t> reduced_dims(const Attrs& a) { return std::span(a.ints).subspan(1); }
 
+/// The attributes of the same reduction over dim 1 of a [rows, row] view, where the rows are
+/// the kept dims flattened and a row is the reduced trailing dims flattened: the form in
+/// which fused executors run a reduction whose reduced dims are trailing.
+inline Attrs attrs_over_rows(const Attrs& a) { return Attrs{{1, 1}, a.floats}; }
+
 template <class Op>
 Meta reduce_infer(std::span<const Meta> in, const Attrs& a) {
   const Meta& x = in[0];

@@ -24,7 +24,18 @@ struct Abs {
     else return std::abs(x);
   }
 };
-struct Exp { template <class T> T operator()(T x) const { return std::exp(x); } };
+/// f32 computes on SIMD packets (a scalar goes through a packet too, so that every path gives
+/// the same bits); f64 uses libm.
+struct Exp {
+  template <class T> T operator()(T x) const {
+    if constexpr (std::is_same_v<T, float> && kernels::packet_lanes<float> > 1)
+      return pk::through_packet(x, [](const auto& p) { return pk::exp_float(p); });
+    else return std::exp(x);
+  }
+  template <class P>
+    requires std::is_same_v<kernels::packet_scalar_t<P>, float>
+  P packet(const P& x) const { return pk::exp_float(x); }
+};
 struct Log { template <class T> T operator()(T x) const { return std::log(x); } };
 struct Log1p { template <class T> T operator()(T x) const { return std::log1p(x); } };
 struct Expm1 { template <class T> T operator()(T x) const { return std::expm1(x); } };

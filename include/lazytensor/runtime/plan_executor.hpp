@@ -1,9 +1,9 @@
 #pragma once
-// Runs a Plan. A fusion group runs as one parallel loop over tiles: for each tile, every
-// member's own kernel runs on tile-sized views, producer before consumer, so the values that
-// stay inside the group live in a per-thread scratch buffer that fits in cache. Each member
-// computes exactly what it computes alone, so a plan's results equal the reference executor's
-// bit for bit.
+// Runs a Plan. A fusion group runs as one parallel loop over tiles of whole rows: for each
+// tile, every member's own kernel runs on tile-sized [rows, row] views, producer before
+// consumer, so the values that stay inside the group live in a per-thread scratch buffer that
+// fits in cache. Each member computes exactly what it computes alone (a reduction reduces each
+// row in the same chunks), so a plan's results equal the reference executor's bit for bit.
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -24,42 +24,46 @@ namespace detail {
 /// long enough to amortise its set-up (2,048 was a quarter slower on W1).
 inline constexpr std::int64_t tile_elements = 8192;
 
-/// A contiguous 1-D view of `len` elements at `data`.
-inline View tile_view(std::byte* data, DType t, std::int64_t len) {
-  return View{data, t, Shape{len}, Strides{1}, false};
+/// `rows` x `row` elements at `data`, rows `row` apart; a row of one value broadcast along the
+/// row when `per_row`.
+inline View tile_view(std::byte* data, DType t, std::int64_t rows, std::int64_t row, bool per_row = false) {
+  return per_row ? View{data, t, Shape{rows, row}, Strides{1, 0}, false}
+                 : View{data, t, Shape{rows, row}, Strides{row, 1}, false};
 }
 
 inline void run_group(const Plan& plan, const FusionGroup& g, std::vector<Array>& values) {
   const Schedule& s = plan.schedule;
   auto node_at = [&](int p) -> const Node& { return *s.order[static_cast<std::size_t>(p)]; };
+  const std::int64_t row = g.row, rows_per_tile = std::max<std::int64_t>(1, tile_elements / row);
   for (const GroupMember& m : g.members) {
     const Node& n = node_at(m.position);
     count_run(*n.op);
     if (plan.materialized[static_cast<std::size_t>(m.position)])
       values[static_cast<std::size_t>(m.position)] = Array::empty(n.meta.dtype, n.meta.shape);
   }
-  // How each external is read per tile: in place when it is laid out like the group's index
-  // space, as one broadcast element, or gathered into scratch.
+  // How each external is read per tile: in place when it is laid out like its index space, as
+  // one broadcast element, or gathered into scratch.
   enum class Read { direct, one, gather };
   std::vector<Read> read;
   std::vector<kernels::Operand> operands;
   std::size_t scratch_bytes = 0;
   std::vector<std::size_t> at;  // scratch offset of each member, then of each gathered external
-  for (const GroupMember& m : g.members) {
+  auto reserve = [&](std::int64_t elements, DType t) {
     at.push_back(scratch_bytes);
-    scratch_bytes += static_cast<std::size_t>(m.scalar ? 1 : tile_elements) * itemsize(node_at(m.position).meta.dtype);
-    scratch_bytes = (scratch_bytes + 63) & ~std::size_t{63};
-  }
-  for (int q : g.externals) {
-    const View& v = values[static_cast<std::size_t>(q)].view;
-    operands.emplace_back(v, g.shape);
-    read.push_back(operands.back().dense && v.shape == g.shape ? Read::direct : v.numel() == 1 ? Read::one : Read::gather);
-    at.push_back(scratch_bytes);
-    if (read.back() == Read::gather) scratch_bytes += static_cast<std::size_t>(tile_elements) * itemsize(v.dtype);
-    scratch_bytes = (scratch_bytes + 63) & ~std::size_t{63};
+    scratch_bytes += (static_cast<std::size_t>(elements) * itemsize(t) + 63) & ~std::size_t{63};
+  };
+  for (const GroupMember& m : g.members)
+    reserve(m.role == MemberRole::constant ? 1 : m.role == MemberRole::row ? rows_per_tile : rows_per_tile * row,
+            node_at(m.position).meta.dtype);
+  for (const GroupExternal& e : g.externals) {
+    const View& v = values[static_cast<std::size_t>(e.position)].view;
+    operands.emplace_back(v, e.index_space);
+    read.push_back(operands.back().dense && v.shape == e.index_space ? Read::direct : v.numel() == 1 ? Read::one : Read::gather);
+    bool full = e.index_space == g.shape;
+    reserve(read.back() == Read::gather ? rows_per_tile * (full ? row : 1) : 0, v.dtype);
   }
 
-  kernels::parallel_blocks(g.shape.numel(), tile_elements, [&](std::int64_t begin, std::int64_t end) {
+  kernels::parallel_blocks(g.rows(), rows_per_tile, [&](std::int64_t r0, std::int64_t r1) {
     // Isolated: a member kernel that runs in parallel itself must not let this thread pick up
     // another tile of this loop while it waits, which would reuse the scratch below.
     tbb::this_task_arena::isolate([&] {
@@ -68,23 +72,24 @@ inline void run_group(const Plan& plan, const FusionGroup& g, std::vector<Array>
     thread_local std::vector<View> member_views, external_views, args;
     if (scratch.size() < scratch_bytes + 64) scratch.resize(scratch_bytes + 64);
     std::byte* base = scratch.data() + ((64 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64) % 64);
-    std::int64_t len = end - begin;
+    const std::int64_t rows = r1 - r0;
     external_views.clear();
     for (std::size_t k = 0; k < g.externals.size(); ++k) {
-      const View& v = values[static_cast<std::size_t>(g.externals[k])].view;
+      const View& v = values[static_cast<std::size_t>(g.externals[k].position)].view;
+      const std::int64_t per = g.externals[k].index_space == g.shape ? row : 1;  // elements per row
       std::byte* slot = base + at[g.members.size() + k];
       switch (read[k]) {
         case Read::direct:
-          external_views.push_back(tile_view(v.data + begin * static_cast<std::int64_t>(itemsize(v.dtype)), v.dtype, len));
+          external_views.push_back(tile_view(v.data + r0 * per * static_cast<std::int64_t>(itemsize(v.dtype)), v.dtype, rows, per));
           break;
-        case Read::one:  // zero-dim stays zero-dim, a [1, 1] becomes a broadcast [1]
-          external_views.push_back(v.shape.rank() == 0 ? v : View{v.data, v.dtype, Shape{1}, Strides{0}, v.wrapped_number});
+        case Read::one:  // zero-dim stays zero-dim, any other single element broadcasts
+          external_views.push_back(v.shape.rank() == 0 ? v : View{v.data, v.dtype, Shape{1, 1}, Strides{0, 0}, v.wrapped_number});
           break;
         case Read::gather:
           visit(v.dtype, [&]<class T>(Tag<T>) {
-            kernels::load_chunk<T>(operands[k], g.shape, begin, end, reinterpret_cast<T*>(slot));
+            kernels::load_chunk<T>(operands[k], g.externals[k].index_space, r0 * per, r1 * per, reinterpret_cast<T*>(slot));
           });
-          external_views.push_back(tile_view(slot, v.dtype, len));
+          external_views.push_back(tile_view(slot, v.dtype, rows, per));
           break;
       }
     }
@@ -92,18 +97,28 @@ inline void run_group(const Plan& plan, const FusionGroup& g, std::vector<Array>
     for (std::size_t i = 0; i < g.members.size(); ++i) {
       const GroupMember& m = g.members[i];
       const Node& n = node_at(m.position);
+      const std::int64_t per = m.role == MemberRole::full ? row : 1;
       View out;
-      if (m.scalar) {
+      if (m.role == MemberRole::constant) {
         out = View{base + at[i], n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number};
       } else if (plan.materialized[static_cast<std::size_t>(m.position)]) {
-        const View& full = values[static_cast<std::size_t>(m.position)].view;
-        out = tile_view(full.data + begin * static_cast<std::int64_t>(itemsize(full.dtype)), full.dtype, len);
+        const View& whole = values[static_cast<std::size_t>(m.position)].view;
+        out = tile_view(whole.data + r0 * per * static_cast<std::int64_t>(itemsize(whole.dtype)), whole.dtype, rows, per);
       } else {
-        out = tile_view(base + at[i], n.meta.dtype, len);
+        out = tile_view(base + at[i], n.meta.dtype, rows, per);
       }
       args.clear();
-      for (int k : m.inputs) args.push_back(k >= 0 ? member_views[static_cast<std::size_t>(k)] : external_views[static_cast<std::size_t>(-1 - k)]);
-      n.op->kernel(args, out, n.attrs);
+      for (int k : m.inputs) {
+        if (k < 0) {
+          args.push_back(external_views[static_cast<std::size_t>(-1 - k)]);
+          continue;
+        }
+        const View& in = member_views[static_cast<std::size_t>(k)];
+        // A one-per-row value read by a full member is broadcast along the row.
+        bool widen = m.role == MemberRole::full && g.members[static_cast<std::size_t>(k)].role == MemberRole::row && row > 1;
+        args.push_back(widen ? tile_view(in.data, in.dtype, rows, row, true) : in);
+      }
+      n.op->kernel(args, out, n.op->kind == OpKind::reduction ? m.row_attrs : n.attrs);
       member_views.push_back(out);
     }
     });
@@ -129,7 +144,7 @@ inline std::vector<Array> run_plan(const Plan& plan) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
       detail::run_group(plan, g, values);
       for (const GroupMember& m : g.members)
-        if (!m.scalar) release_inputs(m.position);
+        if (m.role != MemberRole::constant) release_inputs(m.position);
       continue;
     }
     const Node& n = *s.order[static_cast<std::size_t>(step.position)];

@@ -4,11 +4,13 @@
 // read in chunks of the compute type, so each op instantiates only per compute type.
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <span>
 #include <type_traits>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
@@ -51,8 +53,17 @@ void apply_loop(const void* const* src, void* dst, std::int64_t n, const void* f
   const Fn& fn = *static_cast<const Fn*>(functor);
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     const Tc* s[N] = {static_cast<const Tc*>(src[I])...};
-    auto* d = static_cast<decltype(fn(s[I][0]...))*>(dst);
-    for (std::int64_t i = 0; i < n; ++i) d[i] = fn(s[I][i]...);
+    using R = decltype(fn(s[I][0]...));
+    auto* d = static_cast<R*>(dst);
+    std::int64_t i = 0;
+    // A functor's packet form, where it has one, gives the scalar form's bits (packet.hpp).
+    using P = packet_t<Tc>;
+    if constexpr (std::is_same_v<R, Tc> && packet_lanes<Tc> > 1 &&
+                  requires(const P& p) { { fn.packet((static_cast<void>(I), p)...) } -> std::same_as<P>; }) {
+      for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
+        Eigen::internal::pstoreu(d + i, fn.packet(Eigen::internal::ploadu<P>(s[I] + i)...));
+    }
+    for (; i < n; ++i) d[i] = fn(s[I][i]...);
   }(std::make_index_sequence<N>{});
 }
 

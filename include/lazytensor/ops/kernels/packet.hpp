@@ -2,6 +2,8 @@
 // SIMD packets from Eigen's packet math, for functors whose packet form gives bitwise the
 // same result as their scalar form (IEEE-exact operations, selects and comparisons). Fused
 // kernels use a functor's `packet` member where it has one and its scalar form otherwise.
+#include <cmath>
+
 #include <Eigen/Core>
 
 namespace lt::kernels {
@@ -33,6 +35,33 @@ template <class P> P mask_to_value(const P& mask) { return pand(mask, splat<P>(1
 template <class P> P propagate_nan(const P& a, const P& b, const P& chosen) {
   P r = pselect(pcmp_eq(b, b), chosen, b);
   return pselect(pcmp_eq(a, a), r, a);
+}
+/// exp of float lanes: Eigen's polynomial, which is accurate where the result is a normal
+/// float; lanes outside that range (subnormal, zero or infinite results) and NaN take libm's
+/// value, since Eigen clamps its argument there.
+template <class P>
+P exp_float(const P& x) {
+  using namespace Eigen::internal;
+  constexpr float lo = -87.0f, hi = 88.0f;
+  P y = pexp(x);
+  P inside = pand(pcmp_le(pset1<P>(lo), x), pcmp_le(x, pset1<P>(hi)));
+  if (predux_any(pandnot(ptrue(x), inside))) {
+    constexpr int n = unpacket_traits<P>::size;
+    alignas(64) float xs[n], ys[n];
+    pstoreu(xs, x);
+    pstoreu(ys, y);
+    for (int i = 0; i < n; ++i)
+      if (!(xs[i] >= lo && xs[i] <= hi)) ys[i] = std::exp(xs[i]);
+    y = ploadu<P>(ys);
+  }
+  return y;
+}
+
+/// Lane 0 of `f` applied to a packet of x: a scalar form that equals every lane of the packet
+/// form bit for bit.
+template <class T, class F>
+T through_packet(T x, F&& f) {
+  return Eigen::internal::pfirst(f(Eigen::internal::pset1<packet_t<T>>(x)));
 }
 }  // namespace pk
 
