@@ -115,17 +115,31 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
 
   std::vector<kernels::Operand> ops;
   ops.reserve(in.size());
-  bool direct = out.dtype == dtype_v<T>;  // every input a plain array of T, in output order
-  for (const View& v : in) {
-    ops.emplace_back(v, out.shape);
-    direct = direct && ops.back().dense && ops.back().dtype == dtype_v<T>;
+  constexpr std::size_t max_inputs = slots > 0 ? slots : 1;
+  bool per_row[max_inputs] = {}, any_per_row = false;
+  // Direct: every input a plain array of T in output order, or one value per innermost row.
+  bool direct = out.dtype == dtype_v<T> && in.size() <= max_inputs;
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    ops.emplace_back(in[j], out.shape);
+    bool one = kernels::one_per_row(ops.back(), in[j], out.shape);
+    if (j < max_inputs) per_row[j] = one;
+    any_per_row = any_per_row || one;
+    direct = direct && ((ops.back().dense && ops.back().dtype == dtype_v<T>) || one);
   }
   T* result = direct ? out.ptr<T>() : nullptr;
   kernels::parallel_for_each_block(out.numel(), op_count<S>, [&](std::int64_t begin, std::int64_t end) {
     const T* src[slots > 0 ? slots : 1];
-    if (direct) {
+    if (direct && !any_per_row) {
       for (int k = 0; k < slots; ++k) src[k] = reinterpret_cast<const T*>(ops[static_cast<std::size_t>(input_of[k])].data) + begin;
       eval_range(eval, src, result + begin, end - begin);
+      return;
+    }
+    if (direct) {
+      kernels::for_each_row_run<T, max_inputs>(ops, std::span<const bool>(per_row, in.size()), out.shape, begin, end,
+                                               [&](const T* const* inputs, std::int64_t b, std::int64_t n) {
+        for (int k = 0; k < slots; ++k) src[k] = inputs[input_of[k]];
+        eval_range(eval, src, result + b, n);
+      });
       return;
     }
     alignas(64) T buf[slots > 0 ? slots : 1][kernels::chunk_size];

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/reduce.hpp"
 
 namespace lt::reduction {
@@ -43,6 +44,7 @@ struct AnyDims {
   static constexpr bool single_dim = false;
   static constexpr std::size_t float_attrs = 0;
   static constexpr bool integer_compute = true;  // false: integers are read as f64
+  static constexpr bool exact_in_f32 = false;    // true: f32 rows reduce as f32, not widened
 };
 
 struct Sum : AnyDims {
@@ -159,12 +161,34 @@ template <bool Max, class T> bool beats(T x, T best) {
 /// amax, amin: no identity, so empty rows are refused when tracing.
 template <bool Max>
 struct Extreme : AnyDims {
+  static constexpr bool exact_in_f32 = true;  // choosing an element rounds nothing
   template <class T> using State = T;
   static DType result_dtype(DType t) { return t; }
   template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) {
     T best = x[0];
     bool nan = false;
-    for (std::int64_t i = 1; i < n; ++i) {  // branch-free, so that it vectorises
+    std::int64_t i = 1;
+    if constexpr (std::is_floating_point_v<T> && kernels::packet_lanes<T> > 1) {
+      // One running extreme per lane, then the lanes in order: the same value as one at a
+      // time (up to which of +0 and -0 wins a tie), in SIMD.
+      using namespace Eigen::internal;
+      using P = kernels::packet_t<T>;
+      constexpr int lanes = kernels::packet_lanes<T>;
+      if (n >= 2 * lanes) {
+        P acc = ploadu<P>(x), nans = pandnot(ptrue(acc), pcmp_eq(acc, acc));
+        for (i = lanes; i + lanes <= n; i += lanes) {
+          P v = ploadu<P>(x + i);
+          nans = por(nans, pandnot(ptrue(v), pcmp_eq(v, v)));
+          acc = pselect(Max ? pcmp_lt(acc, v) : pcmp_lt(v, acc), v, acc);
+        }
+        alignas(64) T lane[lanes];
+        pstoreu(lane, acc);
+        best = lane[0];
+        for (int l = 1; l < lanes; ++l) best = (Max ? lane[l] > best : lane[l] < best) ? lane[l] : best;
+        nan = predux_any(nans);
+      }
+    }
+    for (; i < n; ++i) {  // branch-free, so that it vectorises
       nan |= is_nan(x[i]);
       best = (Max ? x[i] > best : x[i] < best) ? x[i] : best;
     }
@@ -292,6 +316,8 @@ Meta reduce_infer(std::span<const Meta> in, const Attrs& a) {
 template <class Op>
 void reduce_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   auto run = [&]<class T>(Tag<T>) { kernels::reduce_rows(in[0], out, reduced_dims(a), a, make_reducer<Op, T>()); };
+  if constexpr (Op::exact_in_f32)
+    if (in[0].dtype == DType::f32) return run(Tag<float>{});
   if constexpr (Op::integer_compute)
     if (!is_floating(in[0].dtype)) return run(Tag<std::int64_t>{});
   run(Tag<double>{});

@@ -6,6 +6,8 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <span>
 #include <type_traits>
 
@@ -17,6 +19,50 @@
 namespace lt::kernels {
 
 inline constexpr std::int64_t chunk_size = 512;
+
+/// Whether operand `op` of `v` holds one value per innermost row of `out` (a broadcast scalar,
+/// or a row statistic such as softmax's max), rather than being read in output order.
+inline bool one_per_row(const Operand& op, const View& v, const Shape& out) {
+  return !op.dense && (v.numel() == 1 || (out.rank() > 0 && op.strides[out.rank() - 1] == 0));
+}
+
+/// Calls body(src, b, n) over [begin, end) in runs that stay within one innermost row and one
+/// chunk; src[k] points at the run's n values of input k: in place for a plain array of Tc in
+/// output order, else (a one-per-row input) a buffer filled with the row's value, refilled
+/// only when the value changes.
+template <class Tc, std::size_t MaxInputs, class Body>
+void for_each_row_run(std::span<const Operand> ops, std::span<const bool> per_row, const Shape& out,
+                      std::int64_t begin, std::int64_t end, Body&& body) {
+  alignas(64) Tc fill[MaxInputs][chunk_size];
+  Tc value[MaxInputs];
+  std::int64_t filled[MaxInputs] = {};  // leading elements of fill[k] holding value[k]
+  const Tc* src[MaxInputs];
+  // Runs end at row ends only where some one-per-row input changes from row to row.
+  bool varies = false;
+  for (std::size_t k = 0; k < ops.size(); ++k)
+    for (int d = 0; per_row[k] && d < out.rank(); ++d) varies = varies || ops[k].strides[d] != 0;
+  const std::int64_t inner = varies ? out[out.rank() - 1] : std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t b = begin; b < end;) {
+    const std::int64_t n = std::min({end - b, inner - b % inner, chunk_size});
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      if (!per_row[k]) {
+        src[k] = reinterpret_cast<const Tc*>(ops[k].data) + b;
+        continue;
+      }
+      Tc v;
+      load_chunk<Tc>(ops[k], out, b, b + 1, &v);
+      // Compared as bits: -0 and +0 differ, and a NaN equals itself.
+      if (filled[k] < n || std::memcmp(&v, &value[k], sizeof v) != 0) {
+        std::fill_n(fill[k], n, v);
+        filled[k] = n;
+        value[k] = v;
+      }
+      src[k] = fill[k];
+    }
+    body(static_cast<const Tc* const*>(src), b, n);
+    b += n;
+  }
+}
 
 /// A functor that reads attributes is built from them; a plain one is default-built.
 template <class Fn>
@@ -83,34 +129,31 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
   LT_CHECK(n_in <= max_elementwise_inputs, "elementwise ops take at most 3 inputs");
   Operand ops[max_elementwise_inputs] = {Operand(in[0], out.shape), Operand(in[n_in > 1 ? 1 : 0], out.shape),
                                          Operand(in[n_in > 2 ? 2 : 0], out.shape)};
-  // Direct: every input is a plain array of the compute type in output order, or a single
-  // value broadcast everywhere (a C++ scalar operand), read once per block.
-  bool direct = out.dtype == f.result, any_single = false;
-  bool single[max_elementwise_inputs] = {};
+  // Direct: every input is a plain array of the compute type in output order, or one value
+  // per innermost row (a C++ scalar operand, or a row statistic such as softmax's max).
+  bool direct = out.dtype == f.result, any_per_row = false;
+  bool per_row[max_elementwise_inputs] = {};
   for (std::size_t k = 0; k < n_in; ++k) {
-    single[k] = !ops[k].dense && in[k].numel() == 1;
-    any_single = any_single || single[k];
-    direct = direct && ((ops[k].dense && ops[k].dtype == f.compute) || single[k]);
+    per_row[k] = one_per_row(ops[k], in[k], out.shape);
+    any_per_row = any_per_row || per_row[k];
+    direct = direct && ((ops[k].dense && ops[k].dtype == f.compute) || per_row[k]);
   }
   std::size_t in_size = itemsize(f.compute), out_size = itemsize(out.dtype);
   parallel_for_each_block(out.numel(), 1, [&](std::int64_t begin, std::int64_t end) {
-    if (direct) {
-      alignas(64) std::byte fill[max_elementwise_inputs][chunk_size * sizeof(double)];
-      for (std::size_t k = 0; k < n_in; ++k)
-        if (single[k])
-          visit_compute(f.compute, [&]<class Tc>(Tag<Tc>) {
-            Tc v;
-            load_chunk<Tc>(ops[k], out.shape, 0, 1, &v);
-            std::fill_n(reinterpret_cast<Tc*>(fill[k]), chunk_size, v);
-          });
-      // One call over the block, or chunk by chunk when a single value stands for an array.
-      const std::int64_t step = any_single ? chunk_size : end - begin;
+    if (direct && !any_per_row) {  // one call over the block
       const void* src[max_elementwise_inputs];
-      for (std::int64_t b = begin; b < end; b += step) {
-        for (std::size_t k = 0; k < n_in; ++k)
-          src[k] = single[k] ? static_cast<const void*>(fill[k]) : ops[k].data + b * static_cast<std::int64_t>(in_size);
-        f.apply(src, out.data + b * static_cast<std::int64_t>(out_size), std::min(step, end - b), f.functor);
-      }
+      for (std::size_t k = 0; k < n_in; ++k) src[k] = ops[k].data + begin * static_cast<std::int64_t>(in_size);
+      f.apply(src, out.data + begin * static_cast<std::int64_t>(out_size), end - begin, f.functor);
+      return;
+    }
+    if (direct) {
+      visit_compute(f.compute, [&]<class Tc>(Tag<Tc>) {
+        for_each_row_run<Tc, max_elementwise_inputs>(std::span(ops, n_in), std::span<const bool>(per_row, n_in), out.shape,
+                                                     begin, end, [&](const Tc* const* src, std::int64_t b, std::int64_t n) {
+          const void* s[max_elementwise_inputs] = {src[0], n_in > 1 ? src[1] : nullptr, n_in > 2 ? src[2] : nullptr};
+          f.apply(s, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
+        });
+      });
       return;
     }
     alignas(64) std::byte buf[max_elementwise_inputs][chunk_size * sizeof(double)];

@@ -40,7 +40,7 @@ template <class P> P propagate_nan(const P& a, const P& b, const P& chosen) {
 /// float; lanes outside that range (subnormal, zero or infinite results) and NaN take libm's
 /// value, since Eigen clamps its argument there.
 template <class P>
-P exp_float(const P& x) {
+[[gnu::always_inline]] inline P exp_float(const P& x) {
   using namespace Eigen::internal;
   constexpr float lo = -87.0f, hi = 88.0f;
   P y = pexp(x);

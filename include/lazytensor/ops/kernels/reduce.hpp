@@ -137,13 +137,23 @@ inline std::byte* tile_buffer() {
   return reinterpret_cast<std::byte*>(buffer.data());
 }
 
+/// Calls f with the Tag of a reducer's compute type: i64, f64, or f32 for ops exact in f32.
+template <class F>
+decltype(auto) visit_reduce_compute(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: return f(Tag<float>{});
+    case DType::f64: return f(Tag<double>{});
+    default: return f(Tag<std::int64_t>{});
+  }
+}
+
 /// Reduces chunk c of the row starting at `base` into `state`.
 inline void reduce_chunk_at(const View& in, const ReducePlan& p, const Reducer& r, std::int64_t base, std::int64_t c,
                             ChunkBuffer& buf, void* state) {
   std::int64_t r0 = c * reduce_chunk, n = std::min(reduce_chunk, p.row_size - r0);
-  const void* row = r.compute == DType::f64
-                        ? static_cast<const void*>(gather_row(in, p, base, r0, n, reinterpret_cast<double*>(buf.bytes)))
-                        : static_cast<const void*>(gather_row(in, p, base, r0, n, reinterpret_cast<std::int64_t*>(buf.bytes)));
+  const void* row = visit_reduce_compute(r.compute, [&]<class Tc>(Tag<Tc>) -> const void* {
+    return gather_row(in, p, base, r0, n, reinterpret_cast<Tc*>(buf.bytes));
+  });
   r.reduce(row, n, r0, state);
 }
 }  // namespace detail
@@ -206,10 +216,11 @@ inline void reduce_rows(const View& in, const View& out, std::span<const std::in
         std::byte* tile = detail::tile_buffer();
         for (std::int64_t c = 0; c < chunks; ++c) {
           std::int64_t r0 = c * reduce_chunk, n = std::min(reduce_chunk, p.row_size - r0);
-          if (r.compute == DType::f64) gather_tile(in, p, rows.offset(), inner_stride, m, r0, n, reinterpret_cast<double*>(tile));
-          else gather_tile(in, p, rows.offset(), inner_stride, m, r0, n, reinterpret_cast<std::int64_t*>(tile));
+          detail::visit_reduce_compute(r.compute, [&]<class Tc>(Tag<Tc>) {
+            gather_tile(in, p, rows.offset(), inner_stride, m, r0, n, reinterpret_cast<Tc*>(tile));
+          });
           for (std::int64_t t = 0; t < m; ++t) {
-            const std::byte* row = tile + static_cast<std::size_t>(t * tile_pitch) * sizeof(double);
+            const std::byte* row = tile + static_cast<std::size_t>(t * tile_pitch) * itemsize(r.compute);
             r.reduce(row, n, r0, c == 0 ? states[t].bytes : part.bytes);
             if (c > 0) r.combine(states[t].bytes, part.bytes);
           }
