@@ -108,6 +108,28 @@ TEST(Plan, LogSoftmaxAndLayerNormAreOneKernelEach) {
   expect_plan_matches_reference({centred, mu}, "centred");
 }
 
+TEST(Plan, IntermediatesShareOneArenaByTheirLives) {
+  Tensor a = randn({64, 64}, device());
+  sync();
+  const std::int64_t bytes = 64 * 64 * 4;
+  // h1 lives while h2 is made, h2 while h3 is made: two places serve three values.
+  Tensor h1 = matmul(a, a), h2 = matmul(h1, a), h3 = matmul(h2, a), out = matmul(h3, a);
+  PlanStats stats = debug::plan_stats({out});
+  EXPECT_EQ(stats.intermediate_bytes, 3 * bytes);
+  EXPECT_EQ(stats.arena_bytes, 2 * bytes);
+  expect_plan_matches_reference({out}, "matmul chain");
+  // exp, alone between two matmuls, is the last reader of its input and writes over it.
+  Tensor t = matmul(a, a), u = exp(t), v = matmul(u, a);
+  stats = debug::plan_stats({v});
+  EXPECT_EQ(stats.intermediate_bytes, 2 * bytes);
+  EXPECT_EQ(stats.arena_bytes, bytes);
+  expect_plan_matches_reference({v}, "in place");
+  // A value that is read back (a root) never lives in the arena.
+  stats = debug::plan_stats({v, t});
+  EXPECT_EQ(stats.arena_bytes, bytes);
+  expect_plan_matches_reference({v, t}, "root kept");
+}
+
 /// Random step graphs: mixed elementwise ops, broadcasts, views, reductions and matmuls, each
 /// run by a plan and by the reference executor. The plan must agree bit for bit (tolerance 0):
 /// a fused group runs each op's own kernel on tiles, in the same order of operations.

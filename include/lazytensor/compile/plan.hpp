@@ -9,9 +9,11 @@
 // only, never at a particular op.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
+#include "lazytensor/compile/arena.hpp"
 #include "lazytensor/compile/schedule.hpp"
 #include "lazytensor/ops/reduction.hpp"
 
@@ -61,6 +63,7 @@ struct PlanStats {
   int fused_ops = 0;      // ops inside those groups (constants not counted)
   int row_groups = 0;     // groups holding a reduction with its producers and consumers
   std::int64_t intermediate_bytes = 0;  // values made in full and consumed within the step
+  std::int64_t arena_bytes = 0;  // the one block those values share, placed by their lives
 };
 
 struct Plan {
@@ -68,6 +71,7 @@ struct Plan {
   std::vector<PlanStep> steps;
   std::vector<FusionGroup> groups;
   std::vector<char> materialized;  // per position: the value is made as a full array
+  std::vector<std::int64_t> arena_offset;  // per position: its bytes in the arena, or -1
   PlanStats stats;
 };
 
@@ -237,6 +241,63 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
   }
 }
 
+/// Places every intermediate in the plan's arena: values made by a kernel (not views), read
+/// within the step only. A value lives until the last step that reads it or a view of it.
+inline void plan_arena(Plan& plan, std::span<const int> group_of, std::span<const std::vector<int>> consumers) {
+  const Schedule& s = plan.schedule;
+  const auto n = static_cast<int>(s.order.size());
+  auto idx = [](int i) { return static_cast<std::size_t>(i); };
+  constexpr int forever = std::numeric_limits<int>::max();
+  std::vector<int> step_of(idx(n), -1), first_member_step(plan.groups.size(), -1);
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].group >= 0) first_member_step[idx(plan.steps[i].group)] = static_cast<int>(i);
+    else step_of[idx(plan.steps[i].position)] = static_cast<int>(i);
+  }
+  for (int p = 0; p < n; ++p)
+    if (group_of[idx(p)] >= 0) step_of[idx(p)] = first_member_step[idx(group_of[idx(p)])];
+  std::vector<int> death(idx(n), -1);
+  for (int p = 0; p < n; ++p)
+    for (int c : consumers[idx(p)]) death[idx(p)] = std::max(death[idx(p)], step_of[idx(c)] < 0 ? forever : step_of[idx(c)]);
+  for (int r : s.roots) death[idx(r)] = forever;
+  for (int p = n - 1; p >= 0; --p)  // a view keeps what it views alive
+    if (s.order[idx(p)]->op != nullptr && s.order[idx(p)]->op->view != nullptr && !s.inputs[idx(p)].empty()) {
+      int q = s.inputs[idx(p)][0];
+      death[idx(q)] = std::max(death[idx(q)], death[idx(p)]);
+    }
+
+  std::vector<ArenaValue> values;
+  std::vector<int> position_of;
+  std::vector<int> value_of(idx(n), -1);
+  std::vector<int> placed;  // positions by the step that makes them, schedule order within one
+  for (int p = 0; p < n; ++p) {
+    const Node& node = *s.order[idx(p)];
+    if (step_of[idx(p)] >= 0 && plan.materialized[idx(p)] && !node.is_data() && node.op->view == nullptr &&
+        death[idx(p)] != forever && node.meta.shape.numel() > 0)
+      placed.push_back(p);
+  }
+  std::stable_sort(placed.begin(), placed.end(), [&](int a, int b) { return step_of[idx(a)] < step_of[idx(b)]; });
+  for (int p : placed) {
+      const Node& node = *s.order[idx(p)];
+      const int i = step_of[idx(p)];
+      ArenaValue v{i, std::max(death[idx(p)], i),
+                   node.meta.shape.numel() * static_cast<std::int64_t>(itemsize(node.meta.dtype))};
+      // An elementwise op run alone reads each element before it writes that element: it may
+      // write over an input of its own shape and dtype that it is the last to read.
+      if (group_of[idx(p)] < 0 && node.op->kind == OpKind::elementwise)
+        for (int q : s.inputs[idx(p)])
+          if (value_of[idx(q)] >= 0 && death[idx(q)] == i && s.order[idx(q)]->meta.shape == node.meta.shape &&
+              s.order[idx(q)]->meta.dtype == node.meta.dtype)
+            v.in_place_of = value_of[idx(q)];
+      value_of[idx(p)] = static_cast<int>(values.size());
+      values.push_back(v);
+      position_of.push_back(p);
+    }
+  ArenaLayout layout = place_in_arena(values);
+  plan.arena_offset.assign(idx(n), -1);
+  for (std::size_t k = 0; k < values.size(); ++k) plan.arena_offset[idx(position_of[k])] = layout.offsets[k];
+  plan.stats.arena_bytes = layout.bytes;
+}
+
 }  // namespace detail
 
 /// Groups the schedule of `roots` and orders the steps.
@@ -288,6 +349,7 @@ inline Plan make_plan(std::span<const NodePtr> roots) {
       plan.stats.fused_ops += static_cast<int>(grouper.members_[idx(g)].size());
     }
   }
+  detail::plan_arena(plan, group_of, consumers);
   for (int p = 0; p < n; ++p)
     if (plan.materialized[idx(p)] && !is_root[idx(p)])
       plan.stats.intermediate_bytes +=

@@ -31,7 +31,15 @@ inline View tile_view(std::byte* data, DType t, std::int64_t rows, std::int64_t 
                  : View{data, t, Shape{rows, row}, Strides{row, 1}, false};
 }
 
-inline void run_group(const Plan& plan, const FusionGroup& g, std::vector<Array>& values) {
+/// The array a plan step writes for position p: its place in the arena, or a fresh array.
+inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
+  const Meta& m = plan.schedule.order[static_cast<std::size_t>(p)]->meta;
+  std::int64_t offset = plan.arena_offset[static_cast<std::size_t>(p)];
+  if (offset < 0) return Array::empty(m.dtype, m.shape);
+  return Array{arena, View{arena.data() + offset, m.dtype, m.shape, contiguous_strides(m.shape)}};
+}
+
+inline void run_group(const Plan& plan, const FusionGroup& g, const Buffer& arena, std::vector<Array>& values) {
   const Schedule& s = plan.schedule;
   auto node_at = [&](int p) -> const Node& { return *s.order[static_cast<std::size_t>(p)]; };
   const std::int64_t row = g.row, rows_per_tile = std::max<std::int64_t>(1, tile_elements / row);
@@ -39,7 +47,7 @@ inline void run_group(const Plan& plan, const FusionGroup& g, std::vector<Array>
     const Node& n = node_at(m.position);
     count_run(*n.op);
     if (plan.materialized[static_cast<std::size_t>(m.position)])
-      values[static_cast<std::size_t>(m.position)] = Array::empty(n.meta.dtype, n.meta.shape);
+      values[static_cast<std::size_t>(m.position)] = output_array(plan, arena, m.position);
   }
   // How each external is read per tile: in place when it is laid out like its index space, as
   // one broadcast element, or gathered into scratch.
@@ -131,6 +139,11 @@ inline void run_group(const Plan& plan, const FusionGroup& g, std::vector<Array>
 inline std::vector<Array> run_plan(const Plan& plan) {
   const Schedule& s = plan.schedule;
   std::vector<Array> values(s.order.size());
+  // One block for every intermediate; from the block cache, so steps reuse it. Counted in
+  // bytes summed over runs, as every metric counter is.
+  static metrics::Counter& arena_bytes = metrics::counter_handle("ArenaBytes");
+  arena_bytes.add(plan.stats.arena_bytes);
+  const Buffer arena = plan.stats.arena_bytes > 0 ? Buffer(static_cast<std::size_t>(plan.stats.arena_bytes)) : Buffer();
   std::vector<int> uses = s.uses;
   for (std::size_t p = 0; p < s.order.size(); ++p)
     if (s.order[p]->is_data()) values[p] = s.order[p]->data;
@@ -142,7 +155,7 @@ inline std::vector<Array> run_plan(const Plan& plan) {
   for (const PlanStep& step : plan.steps) {
     if (step.group >= 0) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
-      detail::run_group(plan, g, values);
+      detail::run_group(plan, g, arena, values);
       for (const GroupMember& m : g.members)
         if (m.role != MemberRole::constant) release_inputs(m.position);
       continue;
@@ -150,7 +163,12 @@ inline std::vector<Array> run_plan(const Plan& plan) {
     const Node& n = *s.order[static_cast<std::size_t>(step.position)];
     args.clear();
     for (int q : s.inputs[static_cast<std::size_t>(step.position)]) args.push_back(values[static_cast<std::size_t>(q)]);
-    values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta);
+    if (plan.arena_offset[static_cast<std::size_t>(step.position)] >= 0) {
+      Array into = detail::output_array(plan, arena, step.position);
+      values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta, &into);
+    } else {
+      values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta);
+    }
     release_inputs(step.position);
   }
   std::vector<Array> out;
