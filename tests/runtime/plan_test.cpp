@@ -2,6 +2,7 @@
 // never reach memory, and every plan computes bitwise what the reference executor computes.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -68,6 +69,24 @@ TEST(Plan, W1AsOneExpressionIsOneKernelWithNoIntermediates) {
   PlanStats stats = debug::plan_stats({out});
   EXPECT_EQ(stats.kernels, 1);
   EXPECT_EQ(stats.intermediate_bytes, 0);
+}
+
+TEST(Plan, LargeOutputsStreamedPastTheCachesHoldTheRightValues) {
+  // 2^23 + 5 floats: over the streaming threshold, with a tail that is not a whole packet.
+  const std::int64_t n = (std::int64_t{1} << 23) + 5;
+  Tensor a = randn({n}, device()), b = randn({n}, device()), c = randn({n}, device());
+  sync();
+  Tensor out = maximum(a * b + c, 0.0f) * 0.5f - b;
+  std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>(), vc = c.to_vector<float>();
+  std::vector<float> vo = out.to_vector<float>();
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < vo.size(); ++i) {
+    float ab = va[i] * vb[i];
+    float s = ab + vc[i];
+    float expect = (s < 0.0f ? 0.0f : s) * 0.5f - vb[i];
+    wrong += std::abs(vo[i] - expect) > 1e-6f * (1.0f + std::abs(expect));
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(Plan, SoftmaxWrittenAsFiveOpsIsOneKernelWithNoIntermediates) {

@@ -5,6 +5,7 @@
 // one the ops give one by one (the build must not contract a * b + c into an FMA).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -86,9 +87,9 @@ template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T>
   }
 };
 
-/// dst[i] = e(src..., i) for i in [0, n).
+/// dst[i] = e(src..., i) for i in [0, n); `stream`: packets stored past the caches.
 template <class S, class T>
-void eval_range(const Eval<S, T>& shared, const T* const* shared_src, T* dst, std::int64_t n) {
+void eval_range(const Eval<S, T>& shared, const T* const* shared_src, T* dst, std::int64_t n, bool stream = false) {
   // Local copies: stores to dst could alias the evaluator's scalars as far as the compiler
   // knows, which would reload them on every packet.
   const Eval<S, T> e = shared;
@@ -98,8 +99,14 @@ void eval_range(const Eval<S, T>& shared, const T* const* shared_src, T* dst, st
   std::int64_t i = 0;
   if constexpr (std::is_floating_point_v<T>) {
     constexpr int lanes = kernels::packet_lanes<T>;
-    if constexpr (lanes > 1)
+    if constexpr (lanes > 1) {
+      if (stream) {
+        for (; i < n && reinterpret_cast<std::uintptr_t>(dst + i) % (lanes * sizeof(T)) != 0; ++i) dst[i] = e.scalar(src, i);
+        for (; i + lanes <= n; i += lanes) kernels::pk::stream_store(dst + i, e.packet(src, i));
+        kernels::pk::stream_fence();
+      }
       for (; i + lanes <= n; i += lanes) Eigen::internal::pstoreu(dst + i, e.packet(src, i));
+    }
   }
   for (; i < n; ++i) dst[i] = e.scalar(src, i);
 }
@@ -127,11 +134,13 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
     direct = direct && ((ops.back().dense && ops.back().dtype == dtype_v<T>) || one);
   }
   T* result = direct ? out.ptr<T>() : nullptr;
+  // An output far larger than the caches is not read back from them: stream it.
+  const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(T)) >= kernels::streaming_store_bytes;
   kernels::parallel_for_each_block(out.numel(), op_count<S>, [&](std::int64_t begin, std::int64_t end) {
     const T* src[slots > 0 ? slots : 1];
     if (direct && !any_per_row) {
       for (int k = 0; k < slots; ++k) src[k] = reinterpret_cast<const T*>(ops[static_cast<std::size_t>(input_of[k])].data) + begin;
-      eval_range(eval, src, result + begin, end - begin);
+      eval_range(eval, src, result + begin, end - begin, stream);
       return;
     }
     if (direct) {

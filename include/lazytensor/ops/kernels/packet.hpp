@@ -3,8 +3,12 @@
 // same result as their scalar form (IEEE-exact operations, selects and comparisons). Fused
 // kernels use a functor's `packet` member where it has one and its scalar form otherwise.
 #include <cmath>
+#include <type_traits>
 
 #include <Eigen/Core>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 namespace lt::kernels {
 
@@ -55,6 +59,33 @@ template <class P>
     y = ploadu<P>(ys);
   }
   return y;
+}
+
+/// Stores packet p at dst, aligned to the packet's size, past the caches: for outputs too large
+/// to be read again from cache, whose lines then need not be read before they are written.
+/// Where no such store exists for P, an ordinary aligned store. Call stream_fence() after.
+template <class T, class P>
+[[gnu::always_inline]] inline void stream_store(T* dst, const P& p) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(P) == 64 && std::is_same_v<T, float>) return _mm512_stream_ps(dst, p);
+  if constexpr (sizeof(P) == 64 && std::is_same_v<T, double>) return _mm512_stream_pd(dst, p);
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(P) == 32 && std::is_same_v<T, float>) return _mm256_stream_ps(dst, p);
+  if constexpr (sizeof(P) == 32 && std::is_same_v<T, double>) return _mm256_stream_pd(dst, p);
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(P) == 16 && std::is_same_v<T, float>) return _mm_stream_ps(dst, p);
+  if constexpr (sizeof(P) == 16 && std::is_same_v<T, double>) return _mm_stream_pd(dst, p);
+#endif
+  Eigen::internal::pstore(dst, p);
+}
+
+/// Orders streamed stores before what follows (another thread reading the values).
+inline void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 /// Lane 0 of `f` applied to a packet of x: a scalar form that equals every lane of the packet

@@ -17,6 +17,10 @@ namespace lt::kernels {
 /// Below this many elements of work a loop runs on the calling thread.
 inline constexpr std::int64_t parallel_threshold = 1 << 15;
 
+/// Outputs of at least this many bytes are written with streaming stores where a kernel can:
+/// well past the last-level cache, so that nothing would be read back from it anyway.
+inline constexpr std::int64_t streaming_store_bytes = std::int64_t{32} << 20;
+
 /// A non-owning reference to a callable `void(begin, end)`. Kernels pass their loop bodies
 /// through it so that TBB's templates are instantiated once, not once per kernel: that keeps
 /// the headers quick to compile, and a call per block costs nothing measurable.
