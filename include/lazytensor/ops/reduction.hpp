@@ -21,8 +21,8 @@ namespace lt::reduction {
 
 /// Sum of n values in eight interleaved lanes added as a fixed tree: vectorisable, and the
 /// same bits on every run. Integers add as unsigned, wrapping like PyTorch's.
-template <class T>
-T lane_sum(const T* x, std::int64_t n) {
+template <class T, class In = T>
+T lane_sum(const In* x, std::int64_t n) {
   using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
   constexpr int lanes = 8;
   Acc acc[lanes] = {};
@@ -45,13 +45,15 @@ struct AnyDims {
   static constexpr std::size_t float_attrs = 0;
   static constexpr bool integer_compute = true;  // false: integers are read as f64
   static constexpr bool exact_in_f32 = false;    // true: f32 rows reduce as f32, not widened
+  static constexpr bool widens_f32_rows = false;  // true: f32 rows are read as they are and widened per element
 };
 
 struct Sum : AnyDims {
+  static constexpr bool widens_f32_rows = true;
   template <class T> using State = T;
   static DType result_dtype(DType t) { return is_floating(t) ? t : DType::i64; }
   template <class T> static T identity() { return T(0); }
-  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) { return lane_sum(x, n); }
+  template <class T, class In = T> static T reduce(const In* x, std::int64_t n, std::int64_t) { return lane_sum<T>(x, n); }
   template <class T> static void combine(T& a, const T& b) {
     if constexpr (std::is_integral_v<T>) a = static_cast<T>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
     else a += b;
@@ -82,11 +84,12 @@ inline DType floating_input(DType t) {
 }
 
 struct Mean : AnyDims {
+  static constexpr bool widens_f32_rows = true;
   static constexpr bool integer_compute = false;
   template <class T> using State = T;
   static DType result_dtype(DType t) { return floating_input(t); }
   template <class T> static T identity() { return T(0); }
-  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) { return lane_sum(x, n); }
+  template <class T, class In = T> static T reduce(const In* x, std::int64_t n, std::int64_t) { return lane_sum<T>(x, n); }
   template <class T> static void combine(T& a, const T& b) { a += b; }
   template <class T> static T finish(const T& s, std::int64_t count, const Attrs&) { return s / static_cast<T>(count); }
 };
@@ -105,7 +108,7 @@ struct Variance : AnyDims {
   static DType result_dtype(DType t) { return floating_input(t); }
   template <class T> static Moments<T> identity() { return {0, 0, 0}; }
   template <class T> static Moments<T> reduce(const T* x, std::int64_t n, std::int64_t) {
-    T mean = lane_sum(x, n) / static_cast<T>(n), m2 = 0;
+    T mean = lane_sum<T>(x, n) / static_cast<T>(n), m2 = 0;
     for (std::int64_t i = 0; i < n; ++i) m2 += (x[i] - mean) * (x[i] - mean);
     return {static_cast<T>(n), mean, m2};
   }
@@ -250,19 +253,23 @@ template <class S> S load_state(const void* p) {
 }
 
 /// The type-erased reducer of Op computing in T.
-template <class Op, class T>
+/// `In`: the type rows are gathered as (the compute type T unless the op widens f32 rows
+/// itself, which spares a converted copy of each row).
+template <class Op, class T, class In = T>
 kernels::Reducer make_reducer() {
   using S = typename Op::template State<T>;
   static_assert(sizeof(S) <= kernels::max_reduce_state && std::is_trivially_copyable_v<S>);
   using R = decltype(Op::template finish<T>(S{}, 0, Attrs{}));
-  kernels::Reducer r{dtype_v<T>, dtype_v<R>, nullptr, nullptr, nullptr, nullptr};
+  kernels::Reducer r{dtype_v<In>, dtype_v<R>, nullptr, nullptr, nullptr, nullptr};
   if constexpr (requires { Op::template identity<T>(); })
     r.identity = [](void* state) {
       S s = Op::template identity<T>();
       std::memcpy(state, &s, sizeof s);
     };
   r.reduce = [](const void* row, std::int64_t n, std::int64_t first, void* state) {
-    S s = Op::template reduce<T>(static_cast<const T*>(row), n, first);
+    S s;
+    if constexpr (std::is_same_v<In, T>) s = Op::template reduce<T>(static_cast<const T*>(row), n, first);
+    else s = Op::template reduce<T, In>(static_cast<const In*>(row), n, first);
     std::memcpy(state, &s, sizeof s);
   };
   r.combine = [](void* acc, const void* next) {
@@ -318,6 +325,9 @@ void reduce_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   auto run = [&]<class T>(Tag<T>) { kernels::reduce_rows(in[0], out, reduced_dims(a), a, make_reducer<Op, T>()); };
   if constexpr (Op::exact_in_f32)
     if (in[0].dtype == DType::f32) return run(Tag<float>{});
+  if constexpr (Op::widens_f32_rows)
+    if (in[0].dtype == DType::f32)
+      return kernels::reduce_rows(in[0], out, reduced_dims(a), a, make_reducer<Op, double, float>());
   if constexpr (Op::integer_compute)
     if (!is_floating(in[0].dtype)) return run(Tag<std::int64_t>{});
   run(Tag<double>{});
