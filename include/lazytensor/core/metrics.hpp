@@ -11,6 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lt::metrics {
@@ -68,11 +70,19 @@ class Timer {
 };
 
 namespace detail {
+/// Set by the runtime once steps may run in the background: waits for the queued steps, so
+/// that a read (counter, timer, report, reset) takes in every step issued before it.
+inline std::atomic<void (*)()> before_read{nullptr};
+inline void settle() {
+  if (void (*wait)() = before_read.load(std::memory_order_acquire)) wait();
+}
+
 struct Registry {
   std::mutex mu;
   // std::map keeps node addresses stable and the report sorted by name.
   std::map<std::string, std::unique_ptr<Counter>, std::less<>> counters;
   std::map<std::string, std::unique_ptr<Timer>, std::less<>> timers;
+  std::map<std::string, std::string, std::less<>> infos;
 };
 inline Registry& registry() {
   static Registry r;
@@ -97,6 +107,7 @@ inline Timer& timer_handle(std::string_view name) {
 
 /// Current value of a counter (0 if it never counted).
 inline std::int64_t counter(std::string_view name) {
+  detail::settle();
   auto& r = detail::registry();
   std::lock_guard lock(r.mu);
   auto it = r.counters.find(name);
@@ -105,6 +116,7 @@ inline std::int64_t counter(std::string_view name) {
 
 /// Names of the counters that have counted something.
 inline std::vector<std::string> counter_names() {
+  detail::settle();
   auto& r = detail::registry();
   std::lock_guard lock(r.mu);
   std::vector<std::string> names;
@@ -113,11 +125,31 @@ inline std::vector<std::string> counter_names() {
   return names;
 }
 
+/// Records a fact about the build or the run (which GEMM library, ...) for the report.
+/// Facts are not counts: reset() keeps them.
+inline void set_info(std::string_view name, std::string value) {
+  auto& r = detail::registry();
+  std::lock_guard lock(r.mu);
+  r.infos.insert_or_assign(std::string(name), std::move(value));
+}
+
+/// The fact recorded under `name`, or "" when none was.
+inline std::string info(std::string_view name) {
+  auto& r = detail::registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.infos.find(name);
+  return it == r.infos.end() ? std::string() : it->second;
+}
+
 /// Samples recorded for a timed metric.
-inline Timer::Summary timer(std::string_view name) { return timer_handle(name).summary(); }
+inline Timer::Summary timer(std::string_view name) {
+  detail::settle();
+  return timer_handle(name).summary();
+}
 
 /// Sets every counter and timed metric back to zero.
 inline void reset() {
+  detail::settle();
   auto& r = detail::registry();
   std::lock_guard lock(r.mu);
   for (auto& [n, c] : r.counters) c->reset();
@@ -149,16 +181,19 @@ inline std::string format_seconds(double s) {
 }
 }  // namespace detail
 
-/// Text report of every timed metric with samples and every non-zero counter.
+/// Text report of every timed metric with samples, every non-zero counter and every fact.
 inline std::string report() {
+  detail::settle();
   auto& r = detail::registry();
   std::vector<std::pair<std::string, Timer*>> timers;
   std::vector<std::pair<std::string, std::int64_t>> counters;
+  std::vector<std::pair<std::string, std::string>> infos;
   {
     std::lock_guard lock(r.mu);
     for (auto& [n, t] : r.timers) timers.emplace_back(n, t.get());
     for (auto& [n, c] : r.counters)
       if (c->value() != 0) counters.emplace_back(n, c->value());
+    infos.assign(r.infos.begin(), r.infos.end());
   }
   std::string out;
   for (auto& [name, t] : timers) {
@@ -177,6 +212,7 @@ inline std::string report() {
     out += "\n";
   }
   for (auto& [name, v] : counters) out += "Counter: " + name + "\n  Value: " + std::to_string(v) + "\n";
+  for (auto& [name, v] : infos) out += "Info: " + name + "\n  Value: " + v + "\n";
   return out;
 }
 

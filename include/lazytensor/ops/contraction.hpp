@@ -7,6 +7,7 @@
 #include "lazytensor/ops/elementwise_rules.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/gemm.hpp"
+#include "lazytensor/ops/kernels/gemm_tiles.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 
 namespace lt::contraction {
@@ -64,18 +65,12 @@ inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs
   try_broadcast(l.batch, r.batch, batch);
   Strides la = broadcast_strides(l.batch, l.batch_strides, batch), rb = broadcast_strides(r.batch, r.batch_strides, batch);
   std::int64_t n = l.rows, k = l.cols, m = r.cols, batches = batch.numel();
-  // Split each product into row blocks too, so that one large product still uses every core.
-  std::int64_t row_block = std::max<std::int64_t>(16, n / 8), blocks = (n + row_block - 1) / row_block;
+  // Batches and tiles of each product together, so that one large product still uses every core.
   kernels::visit_compute(t, [&]<class T>(Tag<T>) {
-    kernels::parallel_blocks(batches * blocks, 1, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t task = begin; task < end; ++task) {
-        std::int64_t bi = task / blocks, r0 = (task % blocks) * row_block, rows = std::min(row_block, n - r0);
-        kernels::OffsetWalker wa(batch, la, bi), wb(batch, rb, bi);
-        const T* pa = a.ptr<T>() + wa.offset() + r0 * l.row_stride;
-        const T* pb = b.ptr<T>() + wb.offset();
-        T* pc = c.ptr<T>() + (bi * n + r0) * m;
-        kernels::gemm<T>(pa, l.row_stride, l.col_stride, pb, r.row_stride, r.col_stride, pc, rows, k, m);
-      }
+    kernels::parallel_gemm<T>(batches, n, k, m, [&](std::int64_t bi) {
+      kernels::OffsetWalker wa(batch, la, bi), wb(batch, rb, bi);
+      return kernels::GemmArgs<T>{a.ptr<T>() + wa.offset(), l.row_stride, l.col_stride, b.ptr<T>() + wb.offset(),
+                                  r.row_stride, r.col_stride, c.ptr<T>() + bi * n * m, m, n, k, m};
     });
   });
   if (c.data != out.data) kernels::copy_strided(c, out);

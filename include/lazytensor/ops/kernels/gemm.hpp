@@ -1,30 +1,159 @@
 #pragma once
-// Matrix products on strided operands: Eigen's GEMM for floats, a plain loop for integers.
+// Matrix products on strided operands, one tile of C at a time on the calling thread: CBLAS for
+// floats where the build found one (LAZYTENSOR_HAVE_CBLAS), else Eigen's GEMM; a plain loop for
+// integers. gemm_tiles.hpp cuts a product into tiles and runs them in parallel.
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include <Eigen/Core>
 
+#include "lazytensor/core/metrics.hpp"
+#include "lazytensor/ops/kernels/cblas.hpp"
+
 namespace lt::kernels {
 
-/// C[n, m] (contiguous) = A[n, k] * B[k, m], A and B given by element strides.
+/// A matrix operand as GEMM libraries take it: one dim with unit stride (row-major: the
+/// columns; column-major: the rows) and a leading dimension `ld` that keeps the other apart.
+struct MatrixLayout {
+  bool ok = false;         // false: neither stride is 1 (or ld is too small); pack it first
+  bool col_major = false;  // in row-major BLAS terms: stored transposed
+  std::int64_t ld = 1;
+};
+
+/// The layout of a rows x cols operand with element strides rs and cs. The stride of an
+/// extent-1 dim never moves the pointer, so it is chosen to make the operand fit.
+inline MatrixLayout matrix_layout(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs) {
+  if (rows <= 1) rs = cs == 1 ? std::max<std::int64_t>(cols, 1) : 1;
+  if (cols <= 1) cs = rs == 1 ? std::max<std::int64_t>(rows, 1) : 1;
+  if (cs == 1 && rs >= std::max<std::int64_t>(cols, 1)) return {true, false, rs};
+  if (rs == 1 && cs >= std::max<std::int64_t>(rows, 1)) return {true, true, cs};
+  return {};
+}
+
+/// Which library computes floating products. CBLAS is there only when the build found one;
+/// Eigen always is (tests compare the two).
+enum class GemmLibrary { cblas, eigen };
+#ifdef LAZYTENSOR_HAVE_CBLAS
+inline constexpr GemmLibrary default_gemm_library = GemmLibrary::cblas;
+#else
+inline constexpr GemmLibrary default_gemm_library = GemmLibrary::eigen;
+#endif
+
+/// One product C[n, m] = A[n, k] B[k, m]: A and B by element strides, C with unit column
+/// stride and row stride ldc.
 template <class T>
-void gemm(const T* a, std::int64_t a_row, std::int64_t a_col, const T* b, std::int64_t b_row, std::int64_t b_col,
-          T* c, std::int64_t n, std::int64_t k, std::int64_t m) {
+struct GemmArgs {
+  const T* a;
+  std::int64_t a_row, a_col;
+  const T* b;
+  std::int64_t b_row, b_col;
+  T* c;
+  std::int64_t ldc;
+  std::int64_t n, k, m;
+  GemmLibrary library = default_gemm_library;
+};
+
+/// A block of C: rows [i0, i0 + rows), columns [j0, j0 + cols).
+struct GemmTile {
+  std::int64_t i0, rows, j0, cols;
+};
+
+namespace detail {
+
+template <class T, int Order>
+using GemmMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, 0, Eigen::OuterStride<>>;
+
+/// Eigen's GEMM on operands in BLAS layout: single-threaded (Eigen threads only with OpenMP).
+template <class T>
+void eigen_gemm(MatrixLayout la, MatrixLayout lb, std::int64_t rows, std::int64_t cols, std::int64_t k, const T* a,
+                const T* b, T* c, std::int64_t ldc) {
+  using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<RowMajor, 0, Eigen::OuterStride<>> C(c, rows, cols, Eigen::OuterStride<>(ldc));
+  auto times_b = [&](const auto& A) {
+    if (lb.col_major) C.noalias() = A * GemmMap<T, Eigen::ColMajor>(b, k, cols, Eigen::OuterStride<>(lb.ld));
+    else C.noalias() = A * GemmMap<T, Eigen::RowMajor>(b, k, cols, Eigen::OuterStride<>(lb.ld));
+  };
+  if (la.col_major) times_b(GemmMap<T, Eigen::ColMajor>(a, rows, k, Eigen::OuterStride<>(la.ld)));
+  else times_b(GemmMap<T, Eigen::RowMajor>(a, rows, k, Eigen::OuterStride<>(la.ld)));
+}
+
+/// A contiguous row-major copy of a rows x cols strided block (for an operand GEMM cannot read).
+template <class T>
+const T* pack(const T* p, std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs, std::vector<T>& buf) {
+  buf.resize(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) buf[static_cast<std::size_t>(i * cols + j)] = p[i * rs + j * cs];
+  return buf.data();
+}
+
+}  // namespace detail
+
+/// Computes one tile of C on the calling thread. Each element of the tile is a sum over k in
+/// an order fixed by the tile's extents and the backend alone, so a fixed cut into tiles gives
+/// the same bits whichever thread runs which tile.
+template <class T>
+void gemm_tile(const GemmArgs<T>& g, GemmTile t) {
+  if (t.rows <= 0 || t.cols <= 0) return;
+  const T* a = g.a + t.i0 * g.a_row;
+  const T* b = g.b + t.j0 * g.b_col;
+  T* c = g.c + t.i0 * g.ldc + t.j0;
+  if (g.k == 0) {  // an empty sum; BLAS would also reject the leading dims
+    for (std::int64_t i = 0; i < t.rows; ++i) std::fill_n(c + i * g.ldc, t.cols, T(0));
+    return;
+  }
   if constexpr (std::is_floating_point_v<T>) {
-    using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    using Strided = Eigen::Map<const Mat, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
-    Strided A(a, n, k, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(a_row, a_col));
-    Strided B(b, k, m, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(b_row, b_col));
-    Eigen::Map<Mat> C(c, n, m);
-    C.noalias() = A * B;
+    MatrixLayout la = matrix_layout(t.rows, g.k, g.a_row, g.a_col), lb = matrix_layout(g.k, t.cols, g.b_row, g.b_col);
+    std::vector<T> pa, pb;
+    if (!la.ok) {
+      a = detail::pack(a, t.rows, g.k, g.a_row, g.a_col, pa);
+      la = {true, false, g.k};
+    }
+    if (!lb.ok) {
+      b = detail::pack(b, g.k, t.cols, g.b_row, g.b_col, pb);
+      lb = {true, false, t.cols};
+    }
+#ifdef LAZYTENSOR_HAVE_CBLAS
+    if (g.library == GemmLibrary::cblas && cblas::fits(t.rows) && cblas::fits(t.cols) && cblas::fits(g.k) && cblas::fits(la.ld) && cblas::fits(lb.ld) &&
+        cblas::fits(g.ldc)) {
+      cblas::run_on_caller_thread();
+      cblas::gemm(la.col_major, lb.col_major, t.rows, t.cols, g.k, a, la.ld, b, lb.ld, c, g.ldc);
+      return;
+    }
+#endif
+    detail::eigen_gemm<T>(la, lb, t.rows, t.cols, g.k, a, b, c, g.ldc);
   } else {
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < m; ++j) {
+    for (std::int64_t i = 0; i < t.rows; ++i)
+      for (std::int64_t j = 0; j < t.cols; ++j) {
         T acc = 0;
-        for (std::int64_t p = 0; p < k; ++p) acc += a[i * a_row + p * a_col] * b[p * b_row + j * b_col];
-        c[i * m + j] = acc;
+        for (std::int64_t p = 0; p < g.k; ++p) acc += a[i * g.a_row + p * g.a_col] * b[p * g.b_row + j * g.b_col];
+        c[i * g.ldc + j] = acc;
       }
   }
 }
+
+/// C[n, m] (contiguous) = A[n, k] * B[k, m] on the calling thread, A and B by element strides.
+template <class T>
+void gemm(const T* a, std::int64_t a_row, std::int64_t a_col, const T* b, std::int64_t b_row, std::int64_t b_col,
+          T* c, std::int64_t n, std::int64_t k, std::int64_t m) {
+  gemm_tile<T>({a, a_row, a_col, b, b_row, b_col, c, m, n, k, m}, {0, n, 0, m});
+}
+
+/// The library that computes floating products, as the metrics report names it.
+inline std::string gemm_backend() {
+#ifdef LAZYTENSOR_HAVE_CBLAS
+  return cblas::name();
+#else
+  return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
+         std::to_string(EIGEN_MINOR_VERSION);
+#endif
+}
+
+namespace detail {
+/// Names the backend in the metrics report of every program that can run a product.
+inline const bool gemm_backend_noted = (metrics::set_info("GemmBackend", gemm_backend()), true);
+}  // namespace detail
 
 }  // namespace lt::kernels
