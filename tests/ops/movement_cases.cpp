@@ -705,7 +705,12 @@ TEST(MovementRuntimeErrors, LazyGatherIndexErrorSurfacesAtTheBarrier) {
   Tensor x = to_tensor(xr).to(dev);
   Tensor bad = to_tensor(values_ref({2, 2}, DType::i64, {0, 1, 9, 2})).to(dev);
   Tensor g = x.gather(1, bad) * 2.0;  // recording checks shapes only: the value is unknown
-  expect_error([&] { sync(dev); }, {"gather", "index 9", "dim 1 of size 4"});
+  expect_error(
+      [&] {
+        sync(dev);
+        wait_device_ops();  // the step runs on the device's worker
+      },
+      {"gather", "index 9", "dim 1 of size 4"});
   expect_error([&] { g.to_vector<float>(); }, {"gather", "index 9"});
 
   // The device runs the next step.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "lazytensor/trace/node.hpp"
+#include "lazytensor/trace/pending.hpp"
 
 namespace lt {
 
@@ -33,6 +34,9 @@ inline Schedule make_schedule(std::span<const NodePtr> roots) {
       ++s.uses[static_cast<std::size_t>(p)];
     }
   for (int r : s.roots) ++s.uses[static_cast<std::size_t>(r)];  // roots outlive the run
+  // A pending leaf's value comes from a queued step: the graph runs once that step has run.
+  for (const Node* n : s.order)
+    if (n->step) await_value(*n);
   return s;
 }
 

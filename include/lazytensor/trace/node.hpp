@@ -1,5 +1,6 @@
 #pragma once
-// IR node of a step graph. Immutable once made; shared by the tensors and nodes that use it.
+// IR node of a step graph. Immutable once made, but for a pending leaf's value, which its step
+// writes once; shared by the tensors and nodes that use it.
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -12,6 +13,7 @@ namespace lt {
 
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
+struct PendingStep;  // trace/pending.hpp
 
 struct Node {
   const OpDesc* op;
@@ -19,7 +21,9 @@ struct Node {
   std::vector<NodePtr> inputs;  // inputs own their producers; nothing points back
   Meta meta;
   hash_t hash;  // structural: op, attributes, shape, dtype and the inputs' hashes; never data
-  Array data;   // device_data leaves only
+  Array data;   // device_data leaves only; a pending leaf's is written by its step (see step)
+  // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
+  std::shared_ptr<PendingStep> step;
 
   bool is_data() const { return op->kind == OpKind::leaf; }
 };
@@ -30,15 +34,20 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inp
   h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), hash_combine(h, meta.shape.rank()));
   h = attrs.hash(hash_combine(h, meta.wrapped_number));
   for (const NodePtr& in : inputs) h = hash_combine(h, in->hash);
-  return std::make_shared<const Node>(Node{&op, std::move(attrs), std::move(inputs), meta, h, {}});
+  return std::make_shared<const Node>(Node{&op, std::move(attrs), std::move(inputs), meta, h, {}, {}});
+}
+
+/// The hash of a device_data leaf of `meta`: its shape and dtype, never its data.
+inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
+  hash_t h = hash_combine(hash_combine(hash_combine(0, device_data.id), meta.dtype), meta.shape.rank());
+  return hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), h);
 }
 
 /// Makes a device_data leaf holding `data`. Only its shape and dtype enter the hash.
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
-  hash_t h = hash_combine(hash_combine(hash_combine(0, device_data.id), meta.dtype), meta.shape.rank());
-  h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), h);
-  return std::make_shared<const Node>(Node{&device_data, {}, {}, meta, h, std::move(data)});
+  hash_t h = data_node_hash(device_data, meta);
+  return std::make_shared<const Node>(Node{&device_data, {}, {}, meta, h, std::move(data), {}});
 }
 
 /// Appends to `order` every node below `root` not yet in `position`, producers first, and

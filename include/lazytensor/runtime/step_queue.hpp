@@ -1,0 +1,194 @@
+#pragma once
+// The worker of each lazy device: runs the steps that barriers queue, one at a time in the
+// order they were queued, on a background thread that the first queued step starts. Kernels
+// inside a step still run in parallel with TBB. LT_ASYNC=0 leaves the workers unused.
+#include <array>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include "lazytensor/core/metrics.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/trace/lazy_context.hpp"
+#include "lazytensor/trace/pending.hpp"
+
+namespace lt::detail {
+
+/// LT_ASYNC=0 runs every step on the thread that calls the barrier (for debugging).
+inline bool async_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("LT_ASYNC");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return enabled;
+}
+
+/// True on a worker thread: a step never waits for the steps of a device (itself among them).
+inline thread_local bool on_step_worker = false;
+
+class StepQueue {
+ public:
+  /// Computes the values of a step's roots.
+  using RunFn = std::vector<Array> (*)(std::span<const NodePtr>);
+
+  StepQueue() = default;
+  StepQueue(const StepQueue&) = delete;
+  StepQueue& operator=(const StepQueue&) = delete;
+  /// Runs what is still queued, then joins the thread.
+  ~StepQueue() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  /// Queues `step` (its roots and leaves set) to run with `run` in a task arena of `width`
+  /// threads, the width of the arena the barrier was called from.
+  void enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run);
+
+  /// Blocks until every queued step has finished.
+  void wait_idle() {
+    std::unique_lock lock(mu_);
+    idle_cv_.wait(lock, [&] { return jobs_.empty() && !running_; });
+  }
+
+  /// The error of a failed step that nothing has raised yet, and forgets it.
+  std::exception_ptr take_error() {
+    std::shared_ptr<PendingStep> s;
+    {
+      std::lock_guard lock(mu_);
+      s.swap(failed_);
+    }
+    return s ? s->wait() : nullptr;
+  }
+  /// A read raised the error of `s`: the next barrier need not raise it again.
+  void forget_error(const PendingStep* s) {
+    std::lock_guard lock(mu_);
+    if (failed_.get() == s) failed_.reset();
+  }
+
+ private:
+  struct Job {
+    std::shared_ptr<PendingStep> step;
+    int width = 0;
+    RunFn run = nullptr;
+  };
+  void loop();
+
+  std::mutex mu_;
+  std::condition_variable work_cv_, idle_cv_;
+  std::deque<Job> jobs_;                 // guarded by mu_
+  bool running_ = false, stop_ = false;  // guarded by mu_
+  std::shared_ptr<PendingStep> failed_;  // guarded by mu_: the first failed step not yet raised
+  std::thread thread_;                   // started by the first enqueue
+};
+
+/// The queues of all lazy devices. Made before the first step, so the statics it touches
+/// first outlive the workers.
+struct StepQueues {
+  StepQueues() {
+    metrics::detail::registry();
+    kernels::detail::apply_thread_limit();
+  }
+  // Metrics read at exit (LT_METRICS_FILE) must not wait on queues being destroyed; the
+  // members are destroyed (workers joined) after this body.
+  ~StepQueues() { metrics::detail::before_read.store(nullptr, std::memory_order_release); }
+  std::array<StepQueue, max_lazy_devices> queues;
+};
+inline StepQueues& step_queues() {
+  static StepQueues q;
+  return q;
+}
+inline StepQueue& step_queue(int index) {
+  LT_CHECK(index >= 0 && index < max_lazy_devices, "lazy device index ", index, " is out of range");
+  return step_queues().queues[static_cast<std::size_t>(index)];
+}
+
+/// Waits for every queued step of every device, raising nothing.
+inline void wait_all_steps() {
+  if (on_step_worker) return;
+  for (StepQueue& q : step_queues().queues) q.wait_idle();
+}
+
+/// Called by each thread that queues a step. A program's exit destroys the main thread's
+/// thread_locals before any static, so waiting here means that no step still runs while the
+/// statics it uses (TBB's, the metrics, the op tables) are destroyed.
+inline void wait_for_steps_when_this_thread_ends() {
+  struct Drain {
+    ~Drain() { wait_all_steps(); }
+  };
+  static thread_local Drain drain;
+  (void)drain;
+}
+
+inline void StepQueue::enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run) {
+  wait_for_steps_when_this_thread_ends();
+  {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(Job{std::move(step), width, run});
+    if (!thread_.joinable()) {
+      // Metrics read after a barrier count its step: reading them waits for queued steps.
+      metrics::detail::before_read.store(&wait_all_steps, std::memory_order_release);
+      thread_ = std::thread([this] { loop(); });
+    }
+  }
+  work_cv_.notify_one();
+}
+
+inline void StepQueue::loop() {
+  on_step_worker = true;
+  const int natural = tbb::this_task_arena::max_concurrency();
+  std::map<int, std::unique_ptr<tbb::task_arena>> arenas;  // by width, made when first needed
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mu_);
+      work_cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping with nothing left to run
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      running_ = true;
+    }
+    std::vector<Array> values;
+    std::exception_ptr error;
+    auto body = [&] {
+      try {
+        values = job.run(job.step->roots);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    };
+    if (job.width == natural) {
+      body();
+    } else {
+      std::unique_ptr<tbb::task_arena>& arena = arenas[job.width];
+      if (!arena) arena = std::make_unique<tbb::task_arena>(job.width);
+      arena->execute(body);
+    }
+    if (error) {
+      // Noted before the step reads as finished: a read that raises it can then forget it.
+      std::lock_guard lock(mu_);
+      if (!failed_) failed_ = job.step;
+    }
+    job.step->finish(std::move(values), error);
+    job = {};
+    std::lock_guard lock(mu_);
+    running_ = false;
+    if (jobs_.empty()) idle_cv_.notify_all();
+  }
+}
+
+}  // namespace lt::detail
