@@ -32,18 +32,19 @@ struct SgemmOperands {
 /// Eigen `noalias()` GEMM in GFLOP/s under `threads` TBB threads. Eigen's own GEMM threads only
 /// through OpenMP, which these programs do not use; so, as the library's kernels do, TBB splits
 /// C into row blocks and each block is one single-threaded Eigen product.
-inline double eigen_sgemm_gflops(SgemmOperands& m, int threads, int reps = 5) {
+inline void eigen_sgemm(SgemmOperands& m) {
   const Eigen::Index n = m.a.rows();
   // Blocks of 256 rows: enough of them to balance 2 threads, big enough that repacking B per
   // block costs little.
   const Eigen::Index rows = std::min<Eigen::Index>(256, n);
-  auto product = [&] {
-    tbb::parallel_for(tbb::blocked_range<Eigen::Index>(0, n, rows), [&](const tbb::blocked_range<Eigen::Index>& r) {
-      const auto len = static_cast<Eigen::Index>(r.size());
-      m.c.middleRows(r.begin(), len).noalias() = m.a.middleRows(r.begin(), len) * m.b;
-    }, tbb::simple_partitioner{});
-  };
-  double t = with_threads(threads, [&] { return median_seconds(product, reps); });
+  tbb::parallel_for(tbb::blocked_range<Eigen::Index>(0, n, rows), [&](const tbb::blocked_range<Eigen::Index>& r) {
+    const auto len = static_cast<Eigen::Index>(r.size());
+    m.c.middleRows(r.begin(), len).noalias() = m.a.middleRows(r.begin(), len) * m.b;
+  }, tbb::simple_partitioner{});
+}
+
+inline double eigen_sgemm_gflops(SgemmOperands& m, int threads, int reps = 5) {
+  double t = with_threads(threads, [&] { return median_seconds([&] { eigen_sgemm(m); }, reps); });
   keep(m.c);
   return m.gflop() / t;
 }
@@ -57,15 +58,17 @@ inline bool cblas_threads_settable() { return openblas_set_num_threads != nullpt
 /// AVX-512 CPU run at about 60% of its own, which would understate the limit.
 inline const char* cblas_corename() { return openblas_get_corename != nullptr ? openblas_get_corename() : ""; }
 
+/// The n^3 product as one cblas_sgemm call, on OpenBLAS's threads as they are set.
+inline void cblas_sgemm_square(SgemmOperands& m) {
+  const int n = static_cast<int>(m.a.rows());
+  cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, m.a.data(), n, m.b.data(), n, 0.0f,
+              m.c.data(), n);
+}
+
 /// cblas_sgemm in GFLOP/s with OpenBLAS set to `threads` threads (when it can be set).
 inline double cblas_sgemm_gflops(SgemmOperands& m, int threads, int reps = 5) {
   if (cblas_threads_settable()) openblas_set_num_threads(threads);
-  const int n = static_cast<int>(m.a.rows());
-  auto product = [&] {
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, m.a.data(), n, m.b.data(), n, 0.0f,
-                m.c.data(), n);
-  };
-  double t = median_seconds(product, reps);
+  double t = median_seconds([&] { cblas_sgemm_square(m); }, reps);
   keep(m.c);
   return m.gflop() / t;
 }
