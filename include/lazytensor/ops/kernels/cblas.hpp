@@ -34,10 +34,10 @@ inline void run_on_caller_thread() {
 namespace detail {
 /// OpenBLAS's pthreads build (Debian's default) starts its worker threads when it loads. The
 /// products never use them, so they are stopped before main: a program that links lazytensor
-/// has no threads it did not ask for. OpenBLAS starts them again if the program later asks it
-/// for more than one thread.
+/// has no threads it did not ask for. OpenBLAS starts them again when a threaded call of the
+/// program's own needs them. The thread count is left alone here: in OpenBLAS's OpenMP build,
+/// setting it sets the main thread's OpenMP count too.
 inline const bool openblas_threads_stopped = [] {
-  run_on_caller_thread();
   if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
   return true;
 }();
