@@ -17,4 +17,5 @@
 #include "lazytensor/trace/tensor.hpp"
 #include "lazytensor/runtime/barrier.hpp"
 #include "lazytensor/runtime/eigen_interop.hpp"
+#include "lazytensor/runtime/expect_cached.hpp"
 #include "lazytensor/runtime/values.hpp"

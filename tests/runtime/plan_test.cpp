@@ -34,8 +34,9 @@ bool same_bits(const Array& a, const Array& b) {
 /// Runs the pending graph of `ts` both ways, without cutting it, and compares bit for bit.
 PlanStats expect_plan_matches_reference(const std::vector<Tensor>& ts, const std::string& where) {
   std::vector<NodePtr> roots = roots_of(ts);
-  Plan plan = make_plan(roots);
-  std::vector<Array> fused = run_plan(plan), reference = run_reference(roots);
+  Schedule schedule = make_schedule(roots);
+  Plan plan = make_plan(schedule);
+  std::vector<Array> fused = run_plan(plan, schedule), reference = run_reference(roots);
   EXPECT_EQ(fused.size(), reference.size());
   if (fused.size() != reference.size()) return plan.stats;
   for (std::size_t k = 0; k < fused.size(); ++k)

@@ -15,6 +15,7 @@
 
 #include "lazytensor/compile/arena.hpp"
 #include "lazytensor/compile/schedule.hpp"
+#include "lazytensor/ops/attrs_key.hpp"
 #include "lazytensor/ops/reduction.hpp"
 
 namespace lt {
@@ -31,7 +32,7 @@ struct GroupMember {
   int position;  // in schedule order
   MemberRole role;
   std::vector<int> inputs;  // per input: >= 0 a member index; < 0 external number -1 - k
-  Attrs row_attrs;          // a reduction's attributes for a [rows, row] tile
+  Attrs row_attrs;          // a reduction's dims for a [rows, row] tile; its floats come from the graph
 };
 
 /// A value from outside the group, read over the index space of its readers: the group's
@@ -66,8 +67,21 @@ struct PlanStats {
   std::int64_t arena_bytes = 0;  // the one block those values share, placed by their lives
 };
 
+/// One node of the graph a plan was compiled for: what a graph must have in that place to run
+/// the plan. Data (leaves' values, scalar values, seeds) is not part of it.
+struct PlanNode {
+  OpId op;
+  Meta meta;
+  std::vector<std::int64_t> words;  // the attributes' structure (ops/attrs_key.hpp)
+};
+
+/// A compiled step graph. It refers to positions in the graph's schedule, never to its nodes:
+/// any graph that fits it (same structure, other data) runs it with its own nodes.
 struct Plan {
-  Schedule schedule;
+  hash_t key = 0;  // the schedule key it was compiled for
+  std::vector<PlanNode> nodes;
+  std::vector<std::vector<int>> inputs;
+  std::vector<int> roots;
   std::vector<PlanStep> steps;
   std::vector<FusionGroup> groups;
   std::vector<char> materialized;  // per position: the value is made as a full array
@@ -243,8 +257,8 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
 
 /// Places every intermediate in the plan's arena: values made by a kernel (not views), read
 /// within the step only. A value lives until the last step that reads it or a view of it.
-inline void plan_arena(Plan& plan, std::span<const int> group_of, std::span<const std::vector<int>> consumers) {
-  const Schedule& s = plan.schedule;
+inline void plan_arena(Plan& plan, const Schedule& s, std::span<const int> group_of,
+                       std::span<const std::vector<int>> consumers) {
   const auto n = static_cast<int>(s.order.size());
   auto idx = [](int i) { return static_cast<std::size_t>(i); };
   constexpr int forever = std::numeric_limits<int>::max();
@@ -300,13 +314,17 @@ inline void plan_arena(Plan& plan, std::span<const int> group_of, std::span<cons
 
 }  // namespace detail
 
-/// Groups the schedule of `roots` and orders the steps.
-inline Plan make_plan(std::span<const NodePtr> roots) {
+/// Groups the schedule's nodes and orders the steps.
+inline Plan make_plan(const Schedule& s) {
   Plan plan;
-  plan.schedule = make_schedule(roots);
-  const Schedule& s = plan.schedule;
   const auto n = static_cast<int>(s.order.size());
   auto idx = [](int i) { return static_cast<std::size_t>(i); };
+  plan.key = s.key;
+  plan.nodes.reserve(idx(n));
+  for (const Node* node : s.order)
+    plan.nodes.push_back({node->op->id, node->meta, node->is_data() ? std::vector<std::int64_t>{} : structural_words(*node->op, node->attrs)});
+  plan.inputs = s.inputs;
+  plan.roots = s.roots;
   std::vector<std::vector<int>> consumers(idx(n));
   for (int p = 0; p < n; ++p)
     for (int q : s.inputs[idx(p)]) consumers[idx(q)].push_back(p);
@@ -349,12 +367,32 @@ inline Plan make_plan(std::span<const NodePtr> roots) {
       plan.stats.fused_ops += static_cast<int>(grouper.members_[idx(g)].size());
     }
   }
-  detail::plan_arena(plan, group_of, consumers);
+  detail::plan_arena(plan, s, group_of, consumers);
   for (int p = 0; p < n; ++p)
     if (plan.materialized[idx(p)] && !is_root[idx(p)])
       plan.stats.intermediate_bytes +=
           s.order[idx(p)]->meta.shape.numel() * static_cast<std::int64_t>(itemsize(s.order[idx(p)]->meta.dtype));
   return plan;
+}
+
+/// Plans the graph of `roots`.
+inline Plan make_plan(std::span<const NodePtr> roots) { return make_plan(make_schedule(roots)); }
+
+/// The first position at which graph `s` differs from the graph `plan` was compiled for, or
+/// -1 when `s` fits the plan. Data leaves match on shape and dtype; the rest also on op,
+/// attribute structure and inputs.
+inline int first_difference(const Plan& plan, const Schedule& s) {
+  const std::size_t n = std::min(plan.nodes.size(), s.order.size());
+  for (std::size_t p = 0; p < n; ++p) {
+    const Node& node = *s.order[p];
+    const PlanNode& want = plan.nodes[p];
+    if (node.op->id != want.op || node.meta.shape != want.meta.shape || node.meta.dtype != want.meta.dtype ||
+        node.meta.wrapped_number != want.meta.wrapped_number || s.inputs[p] != plan.inputs[p] ||
+        (!node.is_data() && !same_structure(*node.op, node.attrs, want.words)))
+      return static_cast<int>(p);
+  }
+  if (plan.nodes.size() != s.order.size()) return static_cast<int>(n);
+  return s.roots == plan.roots ? -1 : static_cast<int>(n == 0 ? 0 : n - 1);
 }
 
 }  // namespace lt

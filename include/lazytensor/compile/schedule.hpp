@@ -1,9 +1,9 @@
 #pragma once
-// The order in which a step graph runs, and how many readers each value has.
+// The order in which a step graph runs, how many readers each value has, and the graph's key.
 #include <span>
-#include <unordered_map>
 #include <vector>
 
+#include "lazytensor/trace/node_index.hpp"
 #include "lazytensor/trace/node.hpp"
 #include "lazytensor/trace/pending.hpp"
 
@@ -15,28 +15,42 @@ struct Schedule {
   std::vector<std::vector<int>> inputs;     // per step: positions of its inputs in `order`
   std::vector<int> uses;                    // per step: how many later steps read it
   std::vector<int> roots;                   // per root: its position in `order`
+  /// The graph's structure: each node's hash, in order, with its inputs' positions, and the
+  /// roots' positions. Equal keys mean equal graphs up to data (a plan cache checks the rest).
+  hash_t key = 0;
 };
 
 /// Topological order over everything the roots need, computed iteratively (graphs are deep).
 inline Schedule make_schedule(std::span<const NodePtr> roots) {
   Schedule s;
-  std::unordered_map<const Node*, int> position;
+  thread_local NodeIndex position;  // reused: no allocation per step once warm
+  position.clear();
   for (const NodePtr& root : roots) {
     append_topological(root.get(), s.order, position);
     s.roots.push_back(position.at(root.get()));
   }
-  s.inputs.resize(s.order.size());
-  s.uses.assign(s.order.size(), 0);
-  for (std::size_t k = 0; k < s.order.size(); ++k)
-    for (const NodePtr& in : s.order[k]->inputs) {
-      int p = position.at(in.get());
-      s.inputs[k].push_back(p);
+  const std::size_t n = s.order.size();
+  s.inputs.resize(n);
+  s.uses.assign(n, 0);
+  hash_t key = hash_combine(hash_combine(0, n), roots.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    const Node* node = s.order[k];
+    std::vector<int>& in = s.inputs[k];
+    in.reserve(node->inputs.size());
+    for (const NodePtr& i : node->inputs) {
+      int p = position.at(i.get());
+      in.push_back(p);
       ++s.uses[static_cast<std::size_t>(p)];
     }
+    key = hash_combine(key, node->hash);
+    if (!in.empty()) key = hash_bytes(in.data(), in.size() * sizeof(int), key);
+  }
+  key = hash_bytes(s.roots.data(), s.roots.size() * sizeof(int), key);
+  s.key = key;
   for (int r : s.roots) ++s.uses[static_cast<std::size_t>(r)];  // roots outlive the run
   // A pending leaf's value comes from a queued step: the graph runs once that step has run.
-  for (const Node* n : s.order)
-    if (n->step) await_value(*n);
+  for (const Node* node : s.order)
+    if (node->step) await_value(*node);
   return s;
 }
 

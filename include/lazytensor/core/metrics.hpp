@@ -55,6 +55,11 @@ class Timer {
     std::sort(s.sorted.begin(), s.sorted.end());
     return s;
   }
+  /// Seconds summed over every sample, without waiting for running steps.
+  double total() const {
+    std::lock_guard lock(mu_);
+    return total_;
+  }
   void reset() {
     std::lock_guard lock(mu_);
     samples_.clear();

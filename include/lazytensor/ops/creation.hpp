@@ -270,13 +270,20 @@ inline void randint_kernel(std::span<const View>, const View& out, const Attrs& 
   });
 }
 
-inline constexpr OpDesc full{OpId::full, "full", OpKind::creation, 0, &full_infer, &full_kernel};
+// The seed and the offset are data: each call draws anew without a new plan.
+inline constexpr std::uint8_t random_value_ints = (1u << seed_slot) | (1u << offset_slot);
+inline constexpr OpDesc full{OpId::full, "full", OpKind::creation, 0, &full_infer, &full_kernel,
+                             nullptr, nullptr, {}, /*value_ints=*/0b10};
 inline constexpr OpDesc arange{OpId::arange, "arange", OpKind::creation, 0, &arange_infer, &arange_kernel};
 inline constexpr OpDesc linspace{OpId::linspace, "linspace", OpKind::creation, 0, &linspace_infer, &linspace_kernel};
 inline constexpr OpDesc eye{OpId::eye, "eye", OpKind::creation, 0, &eye_infer, &eye_kernel};
-inline constexpr OpDesc rand{OpId::rand, "rand", OpKind::creation, 0, &float_random_infer, &rand_kernel};
-inline constexpr OpDesc randn{OpId::randn, "randn", OpKind::creation, 0, &float_random_infer, &randn_kernel};
-inline constexpr OpDesc randint{OpId::randint, "randint", OpKind::creation, 0, &randint_infer, &randint_kernel};
+inline constexpr OpDesc rand{OpId::rand, "rand", OpKind::creation, 0, &float_random_infer, &rand_kernel,
+                              nullptr, nullptr, {}, random_value_ints};
+inline constexpr OpDesc randn{OpId::randn, "randn", OpKind::creation, 0, &float_random_infer, &randn_kernel,
+                              nullptr, nullptr, {}, random_value_ints};
+// randint's bounds {low, high} (ints 3 and 4) are data as well.
+inline constexpr OpDesc randint{OpId::randint, "randint", OpKind::creation, 0, &randint_infer, &randint_kernel,
+                                nullptr, nullptr, {}, random_value_ints | 0b11000};
 
 inline constexpr std::array all = {&full, &arange, &linspace, &eye, &rand, &randn, &randint};
 

@@ -37,13 +37,6 @@ struct Attrs {
 
   std::int64_t i(std::size_t k) const { return ints[k]; }
   double f(std::size_t k) const { return floats[k]; }
-  hash_t hash(hash_t h) const {
-    h = hash_combine(h, ints.size());
-    if (!ints.empty()) h = hash_bytes(ints.data(), ints.size() * sizeof(std::int64_t), h);
-    h = hash_combine(h, floats.size());
-    if (!floats.empty()) h = hash_bytes(floats.data(), floats.size() * sizeof(double), h);
-    return h;
-  }
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 
@@ -84,6 +77,13 @@ struct OpDesc {
   ViewFn view = nullptr;
   GradFn grad = nullptr;
   std::span<const FragmentStep> body{};  // fragments only
+  /// Attribute words that are data, not structure: bit k marks ints[k] (a seed, a fill value).
+  /// Every float is data too. A plan reads them from the live graph at each run, so they never
+  /// enter a graph's key and changing them compiles nothing.
+  std::uint8_t value_ints = 0;
+  /// A C++ scalar operand: whether its value is 0, 1 or another number enters the key, as XLA
+  /// folds 0 and 1 into the graph (LT_NO_SPECIAL_SCALARS=1 turns that off).
+  bool folds_special_values = false;
 };
 
 }  // namespace lt

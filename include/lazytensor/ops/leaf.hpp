@@ -37,7 +37,9 @@ inline bool cast_view(std::span<const View> in, const Attrs& a, View& out) {
 }
 
 inline constexpr OpDesc device_data{OpId::device_data, "device_data", OpKind::leaf, 0, &no_infer, nullptr};
-inline constexpr OpDesc scalar{OpId::scalar, "scalar", OpKind::creation, 0, &scalar_infer, &scalar_kernel};
+// Its value is data: a graph that differs only in it reuses its plan (but 0 and 1 fold).
+inline constexpr OpDesc scalar{OpId::scalar, "scalar", OpKind::creation, 0, &scalar_infer, &scalar_kernel,
+                               nullptr, nullptr, {}, /*value_ints=*/0b10, /*folds_special_values=*/true};
 inline constexpr OpDesc cast{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view};
 
 inline constexpr std::array all = {&device_data, &scalar, &cast};

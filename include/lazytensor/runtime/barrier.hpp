@@ -3,14 +3,19 @@
 // and cuts the graph at once, so that results become device data (pending leaves until the
 // step has run) and the graph does not grow across steps. Reads wait for the values.
 #include <cstdlib>
+#include <optional>
+#include <utility>
 #include <string_view>
 #include <vector>
 
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/runtime/plan_cache.hpp"
 #include "lazytensor/runtime/plan_executor.hpp"
+#include "lazytensor/runtime/recompile_reason.hpp"
 #include "lazytensor/runtime/reference_executor.hpp"
 #include "lazytensor/runtime/step_queue.hpp"
+#include "lazytensor/runtime/trace_clock.hpp"
 #include "lazytensor/trace/lazy_context.hpp"
 #include "lazytensor/trace/pending.hpp"
 
@@ -26,32 +31,97 @@ inline bool fusion_enabled() {
   return enabled;
 }
 
-/// Compiles a graph and runs it, timing each part.
-template <class Compile, class Run>
-std::vector<Array> compile_and_run(Compile&& compile, Run&& run) {
-  auto compiled = [&] {
-    metrics::ScopedTimer t(metrics::timer_handle("CompileTime"));
-    return compile();
-  }();
-  metrics::counter_handle("UncachedCompile").add();
-  metrics::ScopedTimer t(metrics::timer_handle("ExecuteTime"));
-  return run(std::move(compiled));
+/// A step ready to run: its graph walked, and its plan when a cache had it.
+struct PreparedStep {
+  Schedule schedule;
+  std::shared_ptr<const Plan> plan;  // null: compiled when the step runs
+};
+
+/// On the barrier's thread: walks the graph of `roots` and looks up its plan. A cached plan is
+/// checked against the graph before it is taken (a mismatch counts as CacheCollision and
+/// compiles). Inside an lt::expect_cached scope a graph that would compile raises lt::Error.
+inline PreparedStep prepare_step(std::span<const NodePtr> roots) {
+  PreparedStep p{make_schedule(roots), nullptr};
+  if (fusion_enabled()) {
+    PlanCache& cache = plan_cache();
+    p.plan = cache.find(p.schedule.key);
+    if (p.plan && first_difference(*p.plan, p.schedule) >= 0) {
+      static metrics::Counter& collisions = metrics::counter_handle("CacheCollision");
+      collisions.add();
+      p.plan = nullptr;
+    }
+    if (p.plan) {
+      static metrics::Counter& cached = metrics::counter_handle("CachedCompile");
+      cached.add();
+      return p;
+    }
+  }
+  if (explaining()) {
+    std::string why = fusion_enabled() ? note_compile_reason(p.schedule, plan_cache())
+                                       : std::string("LT_FUSION=0: the reference executor runs every graph uncached");
+    if (expect_cached_depth > 0) fail("expect_cached: a graph compiles inside the scope: ", why);
+  }
+  return p;
 }
 
-inline std::vector<Array> run_graph(std::span<const NodePtr> roots) {
-  if (fusion_enabled()) return compile_and_run([&] { return make_plan(roots); }, [](const Plan& p) { return run_plan(p); });
-  return compile_and_run([&] { return make_schedule(roots); }, [](Schedule s) { return run_schedule(std::move(s)); });
+/// Runs a prepared step, compiling (and caching) its plan first when no cache had it.
+inline std::vector<Array> run_prepared(PreparedStep& p) {
+  static metrics::Counter& uncached = metrics::counter_handle("UncachedCompile");
+  static metrics::Timer& compile_time = metrics::timer_handle("CompileTime");
+  static metrics::Timer& execute_time = metrics::timer_handle("ExecuteTime");
+  if (!fusion_enabled()) {
+    uncached.add();
+    metrics::ScopedTimer t(execute_time);
+    return run_schedule(std::move(p.schedule));
+  }
+  if (!p.plan) {
+    {
+      metrics::ScopedTimer t(compile_time);
+      p.plan = std::make_shared<const Plan>(make_plan(p.schedule));
+    }
+    uncached.add();
+    plan_cache().insert(p.plan);
+  }
+  metrics::ScopedTimer t(execute_time);
+  return run_plan(*p.plan, p.schedule);
 }
 
-/// Computes `targets` together on this thread and rebinds each to a device_data leaf of its
-/// value. On a failure the targets keep their pending values, so reading one raises the error
-/// again. A leaf of a failed step is computed from the graph it stands for.
-inline void compute_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets) {
+/// Prepares the step that computes `targets` together.
+inline PreparedStep prepare_targets(std::span<const std::shared_ptr<TensorImpl>> targets) {
   std::vector<NodePtr> roots;
   roots.reserve(targets.size());
   for (const auto& t : targets) roots.push_back(t->node);
-  std::vector<Array> values = run_graph(without_failed_leaves(roots));
+  return prepare_step(without_failed_leaves(roots));
+}
+
+/// Runs `prepared` on this thread and rebinds each target to a device_data leaf of its value.
+/// On a failure the targets keep their pending values, so reading one raises the error again.
+/// A leaf of a failed step is computed from the graph it stands for.
+inline void run_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets, PreparedStep& prepared) {
+  std::vector<Array> values = run_prepared(prepared);
   for (std::size_t k = 0; k < targets.size(); ++k) targets[k]->node = make_data_node(leaf::device_data, values[k]);
+}
+
+inline void compute_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets) {
+  PreparedStep prepared = prepare_targets(targets);
+  run_and_cut(targets, prepared);
+}
+
+/// Takes the pending tensors of `context` and prepares them with `prepare`; when that raises,
+/// the tensors stay pending (a barrier that raises before its step runs takes nothing).
+template <class Prepare>
+auto take_and_prepare(LazyContext& context, Prepare&& prepare) {
+  auto pending = context.take_pending();
+  using Prepared = decltype(prepare(pending));
+  std::optional<Prepared> prepared;
+  if (pending.empty()) return std::pair{std::move(pending), std::move(prepared)};
+  try {
+    prepared.emplace(prepare(pending));
+  } catch (...) {
+    for (const auto& t : pending) context.track(t);
+    throw;
+  }
+  return std::pair{std::move(pending), std::move(prepared)};
 }
 
 /// Waits for the steps queued on `dev`: the graphs of `dev` may read their leaves.
@@ -59,21 +129,32 @@ inline void wait_for_device(Device dev) {
   if (async_enabled()) step_queue(dev.index).wait_idle();
 }
 
-/// Rebinds each target to a pending leaf of a new step and queues the step on `queue`, which
-/// runs it in an arena as wide as the one this thread runs in. The previous step has finished.
-inline void queue_step(StepQueue& queue, std::span<const std::shared_ptr<TensorImpl>> targets) {
+/// A step for the device's worker: its graph's roots, prepared.
+struct QueuedStep {
+  std::shared_ptr<PendingStep> step;
+  std::shared_ptr<PreparedStep> prepared;
+};
+inline QueuedStep prepare_queued_step(std::span<const std::shared_ptr<TensorImpl>> targets) {
   auto step = std::make_shared<PendingStep>();
   std::vector<NodePtr> roots;
   roots.reserve(targets.size());
   for (const auto& t : targets) roots.push_back(t->node);
   step->roots = without_failed_leaves(roots);
-  step->leaves.reserve(targets.size());
+  auto prepared = std::make_shared<PreparedStep>(prepare_step(step->roots));
+  return {std::move(step), std::move(prepared)};
+}
+
+/// Rebinds each target to a pending leaf of the step and queues it on `queue`, which runs it in
+/// an arena as wide as the one this thread runs in. The previous step has finished.
+inline void enqueue_step(StepQueue& queue, std::span<const std::shared_ptr<TensorImpl>> targets, QueuedStep q) {
+  q.step->leaves.reserve(targets.size());
   for (const auto& t : targets) {
-    std::shared_ptr<Node> leaf = make_pending_leaf(t->node->meta, step);
-    step->leaves.push_back(leaf);
+    std::shared_ptr<Node> leaf = make_pending_leaf(t->node->meta, q.step);
+    q.step->leaves.push_back(leaf);
     t->node = std::move(leaf);
   }
-  queue.enqueue(std::move(step), tbb::this_task_arena::max_concurrency(), &run_graph);
+  queue.enqueue(std::move(q.step), tbb::this_task_arena::max_concurrency(),
+                [prepared = std::move(q.prepared)] { return run_prepared(*prepared); });
 }
 }  // namespace detail
 
@@ -85,17 +166,20 @@ inline void queue_step(StepQueue& queue, std::span<const std::shared_ptr<TensorI
 /// Nothing to run is not an error. With LT_ASYNC=0 the step runs here and raises at once.
 inline void sync(Device dev = device()) {
   LT_CHECK(dev.is_lazy(), "sync: ", dev, " is not a lazy device");
-  metrics::counter_handle("MarkStep").add();
+  static metrics::Counter& mark_step = metrics::counter_handle("MarkStep");
+  mark_step.add();
+  detail::TraceClock::Barrier timing(dev.index);
+  LazyContext& context = lazy_context(dev.index);
   if (!detail::async_enabled()) {
-    auto pending = lazy_context(dev.index).take_pending();
-    if (!pending.empty()) detail::compute_and_cut(pending);
+    auto [pending, prepared] = detail::take_and_prepare(context, [](const auto& p) { return detail::prepare_targets(p); });
+    if (prepared) detail::run_and_cut(pending, *prepared);
     return;
   }
   detail::StepQueue& queue = detail::step_queue(dev.index);
   queue.wait_idle();
   if (std::exception_ptr e = queue.take_error()) std::rethrow_exception(e);
-  auto pending = lazy_context(dev.index).take_pending();
-  if (!pending.empty()) detail::queue_step(queue, pending);
+  auto [pending, step] = detail::take_and_prepare(context, [](const auto& p) { return detail::prepare_queued_step(p); });
+  if (step) detail::enqueue_step(queue, pending, std::move(*step));
 }
 
 namespace debug {

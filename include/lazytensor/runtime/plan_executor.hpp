@@ -33,18 +33,22 @@ inline View tile_view(std::byte* data, DType t, std::int64_t rows, std::int64_t 
 
 /// The array a plan step writes for position p: its place in the arena, or a fresh array.
 inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
-  const Meta& m = plan.schedule.order[static_cast<std::size_t>(p)]->meta;
+  const Meta& m = plan.nodes[static_cast<std::size_t>(p)].meta;
   std::int64_t offset = plan.arena_offset[static_cast<std::size_t>(p)];
   if (offset < 0) return Array::empty(m.dtype, m.shape);
   return Array{arena, View{arena.data() + offset, m.dtype, m.shape, contiguous_strides(m.shape)}};
 }
 
-inline void run_group(const Plan& plan, const FusionGroup& g, const Buffer& arena, std::vector<Array>& values) {
-  const Schedule& s = plan.schedule;
+inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g, const Buffer& arena,
+                      std::vector<Array>& values) {
   auto node_at = [&](int p) -> const Node& { return *s.order[static_cast<std::size_t>(p)]; };
   const std::int64_t row = g.row, rows_per_tile = std::max<std::int64_t>(1, tile_elements / row);
+  // A reduction runs over [rows, row] tiles: the plan's dims, the live node's data (floats).
+  std::vector<Attrs> member_attrs;
+  member_attrs.reserve(g.members.size());
   for (const GroupMember& m : g.members) {
     const Node& n = node_at(m.position);
+    member_attrs.push_back(n.op->kind == OpKind::reduction ? Attrs{m.row_attrs.ints, n.attrs.floats} : Attrs{});
     count_run(*n.op);
     if (plan.materialized[static_cast<std::size_t>(m.position)])
       values[static_cast<std::size_t>(m.position)] = output_array(plan, arena, m.position);
@@ -126,7 +130,7 @@ inline void run_group(const Plan& plan, const FusionGroup& g, const Buffer& aren
         bool widen = m.role == MemberRole::full && g.members[static_cast<std::size_t>(k)].role == MemberRole::row && row > 1;
         args.push_back(widen ? tile_view(in.data, in.dtype, rows, row, true) : in);
       }
-      n.op->kernel(args, out, n.op->kind == OpKind::reduction ? m.row_attrs : n.attrs);
+      n.op->kernel(args, out, n.op->kind == OpKind::reduction ? member_attrs[i] : n.attrs);
       member_views.push_back(out);
     }
     });
@@ -135,9 +139,10 @@ inline void run_group(const Plan& plan, const FusionGroup& g, const Buffer& aren
 
 }  // namespace detail
 
-/// Runs the plan; returns one value per root. Values are freed after their last reader.
-inline std::vector<Array> run_plan(const Plan& plan) {
-  const Schedule& s = plan.schedule;
+/// Runs `plan` on graph `s`, which fits it (first_difference(plan, s) < 0): the plan's steps
+/// over the graph's nodes, their data and attributes. Returns one value per root. Values are
+/// freed after their last reader.
+inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   std::vector<Array> values(s.order.size());
   // One block for every intermediate; from the block cache, so steps reuse it. Counted in
   // bytes summed over runs, as every metric counter is.
@@ -155,7 +160,7 @@ inline std::vector<Array> run_plan(const Plan& plan) {
   for (const PlanStep& step : plan.steps) {
     if (step.group >= 0) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
-      detail::run_group(plan, g, arena, values);
+      detail::run_group(plan, s, g, arena, values);
       for (const GroupMember& m : g.members)
         if (m.role != MemberRole::constant) release_inputs(m.position);
       continue;

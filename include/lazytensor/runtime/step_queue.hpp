@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,7 +41,7 @@ inline thread_local bool on_step_worker = false;
 class StepQueue {
  public:
   /// Computes the values of a step's roots.
-  using RunFn = std::vector<Array> (*)(std::span<const NodePtr>);
+  using RunFn = std::function<std::vector<Array>()>;
 
   StepQueue() = default;
   StepQueue(const StepQueue&) = delete;
@@ -138,7 +139,7 @@ inline void StepQueue::enqueue(std::shared_ptr<PendingStep> step, int width, Run
   wait_for_steps_when_this_thread_ends();
   {
     std::lock_guard lock(mu_);
-    jobs_.push_back(Job{std::move(step), width, run});
+    jobs_.push_back(Job{std::move(step), width, std::move(run)});
     if (!thread_.joinable()) {
       // Metrics read after a barrier count its step: reading them waits for queued steps.
       metrics::detail::before_read.store(&wait_all_steps, std::memory_order_release);
@@ -166,7 +167,7 @@ inline void StepQueue::loop() {
     std::exception_ptr error;
     auto body = [&] {
       try {
-        values = job.run(job.step->roots);
+        values = job.run();
       } catch (...) {
         error = std::current_exception();
       }

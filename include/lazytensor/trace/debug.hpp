@@ -2,7 +2,6 @@
 // Debug views of the pending graph: lt::debug::ir_text and lt::debug::ir_dot.
 #include <sstream>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "lazytensor/expr/fragment_attrs.hpp"
@@ -13,7 +12,7 @@ namespace lt::debug {
 namespace detail {
 /// Nodes below the tensors' values, producers first, each numbered once.
 inline std::vector<const Node*> topo_nodes(const std::vector<Tensor>& tensors,
-                                           std::unordered_map<const Node*, int>& number) {
+                                           NodeIndex& number) {
   std::vector<const Node*> order;
   for (const Tensor& t : tensors) append_topological(t.impl().node.get(), order, number);
   return order;
@@ -27,7 +26,7 @@ inline std::string attrs_text(const Attrs& a) {
   return os.str();
 }
 /// A fragment's body as one nested expression over its inputs: add(mul(%0, %1), 0.5).
-inline std::string fragment_text(const Node& n, const std::unordered_map<const Node*, int>& number) {
+inline std::string fragment_text(const Node& n, const NodeIndex& number) {
   expr::FragmentAttrsReader reader(n.attrs);
   std::vector<std::string> stack;
   Attrs a;
@@ -63,7 +62,7 @@ inline std::string fragment_text(const Node& n, const std::unordered_map<const N
 ///   %3 = fragment{mul(relu(add(%0, %1)), 0.5)} f32[2, 2]
 /// Computed values appear as device_data leaves; eager tensors have no graph and are skipped.
 inline std::string ir_text(const std::vector<Tensor>& tensors) {
-  std::unordered_map<const Node*, int> number;
+  NodeIndex number;
   std::ostringstream os;
   os << "IR {\n";
   for (const Node* n : detail::topo_nodes(tensors, number)) {
@@ -86,7 +85,7 @@ inline std::string ir_text(const std::vector<Tensor>& tensors) {
 
 /// The same graph in Graphviz DOT.
 inline std::string ir_dot(const std::vector<Tensor>& tensors) {
-  std::unordered_map<const Node*, int> number;
+  NodeIndex number;
   std::ostringstream os;
   os << "digraph G {\n";
   for (const Node* n : detail::topo_nodes(tensors, number)) {

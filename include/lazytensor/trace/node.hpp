@@ -2,12 +2,12 @@
 // IR node of a step graph. Immutable once made, but for a pending leaf's value, which its step
 // writes once; shared by the tensors and nodes that use it.
 #include <memory>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "lazytensor/core/hash.hpp"
-#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/trace/node_index.hpp"
+#include "lazytensor/ops/attrs_key.hpp"
 
 namespace lt {
 
@@ -20,7 +20,7 @@ struct Node {
   Attrs attrs;
   std::vector<NodePtr> inputs;  // inputs own their producers; nothing points back
   Meta meta;
-  hash_t hash;  // structural: op, attributes, shape, dtype and the inputs' hashes; never data
+  hash_t hash;  // structural: op, attribute structure, shape, dtype and the inputs' hashes; never data
   Array data;   // device_data leaves only; a pending leaf's is written by its step (see step)
   // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
   std::shared_ptr<PendingStep> step;
@@ -32,7 +32,7 @@ struct Node {
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
   hash_t h = hash_combine(hash_combine(0, op.id), meta.dtype);
   h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), hash_combine(h, meta.shape.rank()));
-  h = attrs.hash(hash_combine(h, meta.wrapped_number));
+  h = hash_attrs(op, attrs, hash_combine(h, meta.wrapped_number));
   for (const NodePtr& in : inputs) h = hash_combine(h, in->hash);
   return std::make_shared<const Node>(Node{&op, std::move(attrs), std::move(inputs), meta, h, {}, {}});
 }
@@ -53,7 +53,7 @@ inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
 /// Appends to `order` every node below `root` not yet in `position`, producers first, and
 /// records each one's place. Iterative: step graphs are deep.
 inline void append_topological(const Node* root, std::vector<const Node*>& order,
-                               std::unordered_map<const Node*, int>& position) {
+                               NodeIndex& position) {
   if (root == nullptr || position.contains(root)) return;
   std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
   while (!stack.empty()) {
@@ -63,7 +63,7 @@ inline void append_topological(const Node* root, std::vector<const Node*>& order
       if (!position.contains(in)) stack.emplace_back(in, 0);
       continue;
     }
-    if (position.emplace(node, static_cast<int>(order.size())).second) order.push_back(node);
+    if (position.emplace(node, static_cast<int>(order.size()))) order.push_back(node);
     stack.pop_back();
   }
 }

@@ -1,0 +1,118 @@
+#pragma once
+// The structure of an op's attributes, apart from their data: what enters an IR node's hash
+// and what a cached plan must match. Data words (floats, and the ints a descriptor marks in
+// `value_ints`) are read from the live graph each run, so only their count enters, and for a
+// C++ scalar operand whether it is 0, 1 or another number.
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "lazytensor/ops/descriptor.hpp"
+
+namespace lt {
+
+namespace detail {
+/// LT_NO_SPECIAL_SCALARS=1: 0 and 1 are parameters like any other scalar value.
+inline bool special_scalars_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("LT_NO_SPECIAL_SCALARS");
+    return v == nullptr || std::string_view(v) != "1";
+  }();
+  return enabled;
+}
+/// Stands in for a data word, so that the words after it keep their places.
+inline constexpr std::int64_t data_word = 0x5ca1a7da7a;
+inline std::int64_t scalar_class(double v) {
+  if (!special_scalars_enabled()) return 2;
+  return v == 0 ? 0 : v == 1 ? 1 : 2;
+}
+inline bool is_data_int(const OpDesc& op, std::size_t k) { return k < 8 && ((op.value_ints >> k) & 1u) != 0; }
+
+/// Calls word(w) for each structural word of one op's attributes, `ints` from `pos` and
+/// `floats` from `fpos` (a fragment step's share), advancing both.
+template <class Word>
+void step_words(const OpDesc& op, const Attrs& a, std::size_t n_ints, std::size_t& pos, std::size_t n_floats,
+                std::size_t& fpos, Word&& word) {
+  for (std::size_t k = 0; k < n_ints; ++k) word(is_data_int(op, k) ? data_word : a.ints[pos + k]);
+  word(static_cast<std::int64_t>(n_floats));
+  if (op.folds_special_values && n_floats > 0) word(scalar_class(a.floats[fpos]));
+  pos += n_ints;
+  fpos += n_floats;
+}
+}  // namespace detail
+
+/// Calls word(w) for every structural word of `a`, the attributes of `op`. A fragment's words
+/// follow its layout (expr/fragment_attrs.hpp): the slot prefix, then each attribute-reading
+/// step's share by that step's op.
+template <class Word>
+void for_each_structural_word(const OpDesc& op, const Attrs& a, Word&& word) {
+  std::size_t pos = 0, fpos = 0;
+  if (op.body.empty()) {
+    detail::step_words(op, a, a.ints.size(), pos, a.floats.size(), fpos, word);
+    return;
+  }
+  // [structural hash, compute dtype, slot count, slot inputs...]
+  const std::size_t prefix = 3 + static_cast<std::size_t>(a.ints[2]);
+  for (; pos < prefix; ++pos) word(a.ints[pos]);
+  for (const FragmentStep& s : op.body) {
+    if (s.op == nullptr || !s.reads_attrs) continue;
+    auto n = static_cast<std::size_t>(a.ints[pos++]);
+    word(static_cast<std::int64_t>(n));
+    std::size_t ints_at = pos;
+    auto m = static_cast<std::size_t>(a.ints[pos + n]);
+    std::size_t after = pos + n + 1;
+    detail::step_words(*s.op, a, n, ints_at, m, fpos, word);
+    pos = after;
+  }
+}
+
+/// True when the attributes have no data words: they are hashed and compared as they are.
+inline bool all_structural(const OpDesc& op, const Attrs& a) {
+  return op.body.empty() && op.value_ints == 0 && !op.folds_special_values && a.floats.empty();
+}
+
+/// Mixes the structure of `a` into `h`.
+inline hash_t hash_attrs(const OpDesc& op, const Attrs& a, hash_t h) {
+  h = hash_combine(h, a.ints.size());
+  if (all_structural(op, a)) return a.ints.empty() ? h : hash_bytes(a.ints.data(), a.ints.size() * sizeof(std::int64_t), h);
+  constexpr std::size_t inline_words = 32;
+  std::array<std::int64_t, inline_words> small;
+  std::vector<std::int64_t> large;
+  std::size_t n = 0;
+  for_each_structural_word(op, a, [&](std::int64_t w) {
+    if (n < inline_words) {
+      small[n] = w;
+    } else {
+      if (large.empty()) large.assign(small.begin(), small.end());
+      large.push_back(w);
+    }
+    ++n;
+  });
+  const std::int64_t* words = large.empty() ? small.data() : large.data();
+  return hash_bytes(words, n * sizeof(std::int64_t), h);
+}
+
+/// The structural words of `a`, as a cached plan stores them to check a graph against.
+inline std::vector<std::int64_t> structural_words(const OpDesc& op, const Attrs& a) {
+  if (all_structural(op, a)) return a.ints;
+  std::vector<std::int64_t> words;
+  words.reserve(a.ints.size() + 2);
+  for_each_structural_word(op, a, [&](std::int64_t w) { words.push_back(w); });
+  return words;
+}
+
+/// Whether `a` has the structural words `words`, without making a copy.
+inline bool same_structure(const OpDesc& op, const Attrs& a, const std::vector<std::int64_t>& words) {
+  if (all_structural(op, a)) return a.ints == words;
+  std::size_t k = 0;
+  bool same = true;
+  for_each_structural_word(op, a, [&](std::int64_t w) {
+    same = same && k < words.size() && words[k] == w;
+    ++k;
+  });
+  return same && k == words.size();
+}
+
+}  // namespace lt

@@ -1,0 +1,17 @@
+#pragma once
+// lt::expect_cached: a scope in which no graph may compile. A barrier or a read whose graph
+// is not in the plan cache raises lt::Error instead, saying why it would compile, and takes
+// nothing: its tensors stay pending.
+#include "lazytensor/runtime/recompile_reason.hpp"
+
+namespace lt {
+
+class expect_cached {
+ public:
+  expect_cached() { ++detail::expect_cached_depth; }
+  ~expect_cached() { --detail::expect_cached_depth; }
+  expect_cached(const expect_cached&) = delete;
+  expect_cached& operator=(const expect_cached&) = delete;
+};
+
+}  // namespace lt

@@ -1,0 +1,83 @@
+#pragma once
+// TraceTime: per lazy device, the time from the end of one barrier to the start of the next,
+// the time the program spends building a step. When, over a window of steps, building them
+// takes longer than running them, the device waits on the tracer: that is worth a warning.
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+#include "lazytensor/core/metrics.hpp"
+#include "lazytensor/trace/lazy_context.hpp"
+
+namespace lt::detail {
+
+class TraceClock {
+ public:
+  static constexpr int window_steps = 100;
+
+  /// Times the tracing before a barrier of device `index` while it lives; the next tracing
+  /// starts when it ends.
+  class Barrier {
+   public:
+    explicit Barrier(int index) : clock_(of(index)), index_(index) { clock_.barrier_starts(index_); }
+    ~Barrier() { clock_.barrier_ends(); }
+    Barrier(const Barrier&) = delete;
+    Barrier& operator=(const Barrier&) = delete;
+
+   private:
+    TraceClock& clock_;
+    int index_;
+  };
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  static TraceClock& of(int index) {
+    static std::array<TraceClock, max_lazy_devices> clocks;
+    return clocks[static_cast<std::size_t>(index)];
+  }
+
+  void barrier_starts(int index) {
+    static metrics::Timer& trace_time = metrics::timer_handle("TraceTime");
+    static metrics::Timer& execute_time = metrics::timer_handle("ExecuteTime");
+    static metrics::Counter& bound = metrics::counter_handle("TracingBoundWindows");
+    std::lock_guard lock(mu_);
+    clock::time_point now = clock::now();
+    if (!started_) {
+      started_ = true;
+      execute_at_window_start_ = execute_time.total();
+      return;
+    }
+    double traced = std::chrono::duration<double>(now - last_end_).count();
+    trace_time.record(traced);
+    trace_in_window_ += traced;
+    if (++steps_in_window_ < window_steps) return;
+    double executed = execute_time.total() - execute_at_window_start_;
+    if (trace_in_window_ > executed) {
+      bound.add();
+      if (!warned_) {
+        warned_ = true;
+        std::fprintf(stderr,
+                     "lazytensor: warning: lazy:%d is tracing-bound: its last %d steps took %.3g ms to trace and "
+                     "%.3g ms to run; put more work in each step or write elementwise code as expressions\n",
+                     index, window_steps, trace_in_window_ * 1e3, executed * 1e3);
+      }
+    }
+    steps_in_window_ = 0;
+    trace_in_window_ = 0;
+    execute_at_window_start_ = execute_time.total();
+  }
+  void barrier_ends() {
+    std::lock_guard lock(mu_);
+    last_end_ = clock::now();
+  }
+
+  std::mutex mu_;
+  bool started_ = false, warned_ = false;
+  clock::time_point last_end_{};
+  int steps_in_window_ = 0;
+  double trace_in_window_ = 0, execute_at_window_start_ = 0;
+};
+
+}  // namespace lt::detail
