@@ -36,9 +36,20 @@ class LazyContext {
     std::vector<std::shared_ptr<TensorImpl>> live;
     for (auto& w : all)
       if (auto t = w.lock(); t && t->node && !t->node->is_data()) live.push_back(std::move(t));
-    // A tensor may have been tracked more than once (assign); compute it once.
-    std::sort(live.begin(), live.end());
-    live.erase(std::unique(live.begin(), live.end()), live.end());
+    // A tensor may have been tracked more than once (assign): keep its first place. The order
+    // is the order of tracing, the same in every run of a loop, so that the step's graph (its
+    // roots in this order) and its plan-cache key are the same too.
+    std::vector<std::size_t> by_address(live.size());
+    for (std::size_t k = 0; k < live.size(); ++k) by_address[k] = k;
+    std::sort(by_address.begin(), by_address.end(),
+              [&](std::size_t a, std::size_t b) { return live[a] != live[b] ? live[a] < live[b] : a < b; });
+    std::vector<char> repeat(live.size(), 0);
+    for (std::size_t k = 1; k < by_address.size(); ++k)
+      repeat[by_address[k]] = live[by_address[k]] == live[by_address[k - 1]];
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < live.size(); ++k)
+      if (!repeat[k]) live[kept++] = std::move(live[k]);
+    live.resize(kept);
     return live;
   }
 
