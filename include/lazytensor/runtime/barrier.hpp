@@ -10,6 +10,7 @@
 
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/runtime/persistent_cache.hpp"
 #include "lazytensor/runtime/plan_cache.hpp"
 #include "lazytensor/runtime/plan_executor.hpp"
 #include "lazytensor/runtime/recompile_reason.hpp"
@@ -43,12 +44,20 @@ struct PreparedStep {
 inline PreparedStep prepare_step(std::span<const NodePtr> roots) {
   PreparedStep p{make_schedule(roots), nullptr};
   if (fusion_enabled()) {
+    static metrics::Counter& collisions = metrics::counter_handle("CacheCollision");
+    // A plan is taken only after it is checked against the graph: keys can collide.
+    auto fitting = [&](std::shared_ptr<const Plan> plan) {
+      if (plan && first_difference(*plan, p.schedule) >= 0) {
+        collisions.add();
+        return std::shared_ptr<const Plan>();
+      }
+      return plan;
+    };
     PlanCache& cache = plan_cache();
-    p.plan = cache.find(p.schedule.key);
-    if (p.plan && first_difference(*p.plan, p.schedule) >= 0) {
-      static metrics::Counter& collisions = metrics::counter_handle("CacheCollision");
-      collisions.add();
-      p.plan = nullptr;
+    p.plan = fitting(cache.find(p.schedule.key));
+    if (!p.plan && persistent_cache().enabled()) {
+      p.plan = fitting(persistent_cache().load(p.schedule.key));
+      if (p.plan) cache.insert(p.plan);
     }
     if (p.plan) {
       static metrics::Counter& cached = metrics::counter_handle("CachedCompile");
@@ -81,6 +90,7 @@ inline std::vector<Array> run_prepared(PreparedStep& p) {
     }
     uncached.add();
     plan_cache().insert(p.plan);
+    persistent_cache().store(*p.plan);
   }
   metrics::ScopedTimer t(execute_time);
   return run_plan(*p.plan, p.schedule);

@@ -1,0 +1,248 @@
+#pragma once
+// The persistent plan cache: one file per plan in a directory that several processes may
+// share. A file is named by the graph key and a tag of the build (library version, compiler,
+// ISA), so builds never read each other's plans. It is written to a temporary file, flushed to
+// disk and renamed into place, so a reader sees a whole entry or none; its payload carries a
+// checksum. A corrupt, truncated or foreign entry is a miss (counted), never a crash; a
+// directory that cannot be written degrades to reading only, with one warning.
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "lazytensor/compile/plan_io.hpp"
+#include "lazytensor/core/metrics.hpp"
+#include "lazytensor/core/version.hpp"
+
+namespace lt {
+
+namespace detail {
+
+inline constexpr char entry_magic[8] = {'L', 'T', 'P', 'L', 'A', 'N', '\r', '\n'};
+inline constexpr std::uint32_t entry_format = 1;
+
+/// What a plan depends on besides its graph: the library, the compiler and the instruction set.
+inline std::string build_signature() {
+  std::string isa;
+#ifdef __AVX512F__
+  isa += " avx512f";
+#endif
+#ifdef __AVX2__
+  isa += " avx2";
+#endif
+#ifdef __FMA__
+  isa += " fma";
+#endif
+#ifdef __aarch64__
+  isa += " aarch64";
+#endif
+#ifdef LAZYTENSOR_HAVE_CBLAS
+  isa += " cblas";
+#endif
+  return concat("lazytensor ", version_string, "; ", __VERSION__, ";", isa, "; ", sizeof(void*) * 8, "-bit");
+}
+inline hash_t build_tag() {
+  static const hash_t tag = [] {
+    std::string s = build_signature();
+    return hash_bytes(s.data(), s.size(), entry_format);
+  }();
+  return tag;
+}
+
+/// An entry: magic, format, build tag, key, payload size, payload checksum, payload.
+struct EntryHeader {
+  char magic[8];
+  std::uint32_t format;
+  std::uint32_t reserved;  // 0
+  hash_t build;
+  hash_t key;
+  std::uint64_t payload_bytes;
+  hash_t checksum;
+};
+
+inline std::string hex(hash_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// Writes `bytes` to `path` and flushes them to the disk; false on any failure.
+inline bool write_durably(const std::filesystem::path& path, const std::vector<std::byte>& bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const std::byte* p = bytes.data();
+  std::size_t left = bytes.size();
+  bool ok = true;
+  while (ok && left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n > 0) p += n, left -= static_cast<std::size_t>(n);
+    else ok = false;
+  }
+  ok = ok && ::fsync(fd) == 0;
+  return ::close(fd) == 0 && ok;
+}
+
+class PersistentCache {
+ public:
+  /// Uses `dir` from now on (made when missing, unless read-only).
+  void open(const std::filesystem::path& dir, bool readonly) {
+    std::lock_guard lock(mu_);
+    dir_ = dir;
+    readonly_ = readonly;
+    warned_ = false;
+    std::error_code ec;
+    if (!readonly) std::filesystem::create_directories(dir, ec);
+    if (!std::filesystem::is_directory(dir, ec)) {
+      warn_locked("cannot use plan cache directory " + dir.string() + ": it does not exist");
+      enabled_ = false;
+      return;
+    }
+    enabled_ = true;
+  }
+  void close() {
+    std::lock_guard lock(mu_);
+    enabled_ = false;
+  }
+  bool enabled() const {
+    std::lock_guard lock(mu_);
+    return enabled_;
+  }
+
+  /// The plan stored under `key`, or null (a miss; a bad entry is counted as well).
+  std::shared_ptr<const Plan> load(hash_t key) {
+    static metrics::Counter& hit = metrics::counter_handle("PersistentCacheHit");
+    static metrics::Counter& miss = metrics::counter_handle("PersistentCacheMiss");
+    static metrics::Counter& bad = metrics::counter_handle("PersistentCacheDeserializeFailure");
+    std::filesystem::path path;
+    {
+      std::lock_guard lock(mu_);
+      if (!enabled_) return nullptr;
+      path = entry_path(key);
+    }
+    std::vector<std::byte> bytes;
+    if (!read_file(path, bytes)) {
+      miss.add();
+      return nullptr;
+    }
+    try {
+      auto plan = std::make_shared<const Plan>(parse(bytes, key));
+      hit.add();
+      return plan;
+    } catch (const Error&) {
+      bad.add();
+      miss.add();
+      return nullptr;
+    }
+  }
+
+  /// Stores `plan` under its key: a temporary file, flushed, renamed into place.
+  void store(const Plan& plan) {
+    std::filesystem::path path;
+    {
+      std::lock_guard lock(mu_);
+      if (!enabled_ || readonly_) return;
+      path = entry_path(plan.key);
+    }
+    std::vector<std::byte> payload = serialize_plan(plan);
+    EntryHeader h{};
+    std::memcpy(h.magic, entry_magic, sizeof h.magic);
+    h.format = entry_format;
+    h.build = build_tag();
+    h.key = plan.key;
+    h.payload_bytes = payload.size();
+    h.checksum = hash_bytes(payload.data(), payload.size(), h.key);
+    std::vector<std::byte> bytes(sizeof h);
+    std::memcpy(bytes.data(), &h, sizeof h);
+    bytes.insert(bytes.end(), payload.begin(), payload.end());
+    // Unique per writer: processes and threads never share a temporary file.
+    thread_local std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
+    std::filesystem::path tmp = path;
+    tmp += ".tmp." + std::to_string(::getpid()) + "." + hex(rng());
+    std::error_code ec;
+    if (!write_durably(tmp, bytes) || (std::filesystem::rename(tmp, path, ec), ec)) {
+      std::filesystem::remove(tmp, ec);
+      std::lock_guard lock(mu_);
+      readonly_ = true;  // a read-only or full directory: stop writing, keep reading
+      warn_locked("cannot write to plan cache directory " + dir_.string() + "; plans are no longer stored there");
+      return;
+    }
+    // The rename itself is made durable by flushing the directory.
+    int dfd = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+
+  /// The file that holds (or would hold) the plan of `key`.
+  std::filesystem::path path_of(hash_t key) const {
+    std::lock_guard lock(mu_);
+    return entry_path(key);
+  }
+
+ private:
+  std::filesystem::path entry_path(hash_t key) const { return dir_ / (hex(key) + "-" + hex(build_tag()) + ".ltplan"); }
+
+  static bool read_file(const std::filesystem::path& path, std::vector<std::byte>& out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    in.seekg(0, std::ios::end);
+    std::streamoff size = in.tellg();
+    if (size < 0) return false;
+    in.seekg(0);
+    out.resize(static_cast<std::size_t>(size));
+    return static_cast<bool>(in.read(reinterpret_cast<char*>(out.data()), size));
+  }
+
+  static Plan parse(const std::vector<std::byte>& bytes, hash_t key) {
+    EntryHeader h{};
+    LT_CHECK(bytes.size() >= sizeof h, "plan cache entry: truncated header");
+    std::memcpy(&h, bytes.data(), sizeof h);
+    LT_CHECK(std::memcmp(h.magic, entry_magic, sizeof h.magic) == 0, "plan cache entry: not a plan");
+    LT_CHECK(h.format == entry_format && h.reserved == 0 && h.build == build_tag(), "plan cache entry: from another build");
+    LT_CHECK(h.key == key, "plan cache entry: another key");
+    LT_CHECK(h.payload_bytes == bytes.size() - sizeof h, "plan cache entry: truncated payload");
+    std::span<const std::byte> payload(bytes.data() + sizeof h, bytes.size() - sizeof h);
+    LT_CHECK(hash_bytes(payload.data(), payload.size(), h.key) == h.checksum, "plan cache entry: bad checksum");
+    Plan plan = deserialize_plan(payload);
+    LT_CHECK(plan.key == key, "plan cache entry: another key inside");
+    return plan;
+  }
+
+  void warn_locked(const std::string& what) {
+    if (warned_) return;
+    warned_ = true;
+    std::fprintf(stderr, "lazytensor: warning: %s\n", what.c_str());
+  }
+
+  mutable std::mutex mu_;
+  std::filesystem::path dir_;
+  bool enabled_ = false, readonly_ = false, warned_ = false;
+};
+
+inline PersistentCache& persistent_cache() {
+  static PersistentCache cache;
+  return cache;
+}
+
+}  // namespace detail
+
+/// Keeps compiled plans in `path` as well, for later runs and other processes: a graph missing
+/// from the in-memory cache is looked up there before it compiles, and every compiled plan is
+/// stored there (unless `readonly`). Counters: PersistentCacheHit, PersistentCacheMiss,
+/// PersistentCacheDeserializeFailure.
+inline void initialize_cache(const std::string& path, bool readonly = false) {
+  detail::persistent_cache().open(path, readonly);
+}
+
+}  // namespace lt

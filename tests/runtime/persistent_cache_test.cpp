@@ -1,0 +1,214 @@
+// The persistent plan cache: a second process compiles nothing; damaged entries are counted
+// misses with correct results; writers killed at any point never leave an entry that loads
+// wrong.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <lazytensor/lazytensor.hpp>
+
+extern char** environ;
+
+namespace lt {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh directory under the system's temporary folder, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("lt_plan_cache_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct ProbeCounts {
+  long long uncached = -1, cached = -1, hit = -1, miss = -1, bad = -1;
+  double checksum = 0;
+  int wrong = -1;
+};
+
+/// Runs the probe with `args` and reads what it prints.
+ProbeCounts run_probe(const std::string& args) {
+  std::string command = std::string(LAZYTENSOR_CACHE_PROBE) + " " + args;
+  std::FILE* p = popen(command.c_str(), "r");
+  ProbeCounts c;
+  if (p == nullptr) return c;
+  char line[512] = {};
+  if (std::fgets(line, sizeof line, p) != nullptr) {
+    std::sscanf(line, "uncached=%lld cached=%lld hit=%lld miss=%lld bad=%lld", &c.uncached, &c.cached, &c.hit, &c.miss,
+                &c.bad);
+    if (const char* s = std::strstr(line, "checksum=")) std::sscanf(s, "checksum=%lf", &c.checksum);
+    if (const char* s = std::strstr(line, "wrong=")) std::sscanf(s, "wrong=%d", &c.wrong);
+  }
+  EXPECT_EQ(pclose(p), 0) << command;
+  return c;
+}
+
+TEST(PersistentCache, ASecondProcessCompilesNothing) {
+  TempDir dir;
+  ProbeCounts first = run_probe("run " + dir.path().string());
+  EXPECT_EQ(first.uncached, 5);  // the inputs, y, z and r at two sizes
+  EXPECT_EQ(first.hit, 0);
+  EXPECT_EQ(first.bad, 0);
+  ProbeCounts second = run_probe("run " + dir.path().string());
+  EXPECT_EQ(second.uncached, 0);
+  EXPECT_EQ(second.hit, 5);
+  EXPECT_EQ(second.miss, 0);
+  EXPECT_EQ(second.bad, 0);
+  EXPECT_EQ(second.checksum, first.checksum);
+}
+
+class PersistentCacheInProcess : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    wait_device_ops();
+    initialize_cache(dir_.path().string());
+    plan_cache().clear();
+    metrics::reset();
+  }
+  void TearDown() override {
+    wait_device_ops();
+    detail::persistent_cache().close();
+    plan_cache().clear();
+  }
+  TempDir dir_;
+};
+
+/// A step whose graph is the same each time, with data `k`; returns its result.
+std::vector<float> step(float k) {
+  auto dev = device();
+  Tensor y = lt::softmax(full({8, 5}, k, dev) * arange(0, 5, 1, dev).to(f32), 1).sum(0);
+  sync();
+  return y.to_vector<float>();
+}
+std::vector<float> expected(float k) {
+  Tensor x = full({8, 5}, k);
+  return lt::softmax(x * arange(0, 5, 1).to(f32), 1).sum(0).to_vector<float>();
+}
+
+TEST_F(PersistentCacheInProcess, DamagedEntriesAreCountedMissesWithRightResults) {
+  step(0.5f);
+  wait_device_ops();
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir_.path())) entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 1u);
+  const fs::path entry = entries[0];
+  ASSERT_EQ(entry.extension(), ".ltplan");
+  std::vector<char> original;
+  {
+    std::ifstream in(entry, std::ios::binary);
+    original.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(original.size(), 64u);
+  auto write_entry = [&](const std::vector<char>& bytes) {
+    std::ofstream out(entry, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  };
+  auto expect_counted_miss = [&](const std::string& what, float k) {
+    plan_cache().clear();
+    std::int64_t bad = metrics::counter("PersistentCacheDeserializeFailure");
+    std::int64_t compiled = metrics::counter("UncachedCompile");
+    EXPECT_EQ(step(k), expected(k)) << what;
+    EXPECT_EQ(metrics::counter("PersistentCacheDeserializeFailure"), bad + 1) << what;
+    EXPECT_EQ(metrics::counter("UncachedCompile"), compiled + 1) << what;
+    wait_device_ops();
+  };
+  // Every header byte, then offsets spread over the payload, one at a time (the compile
+  // after a miss rewrites the entry).
+  std::mt19937 rng(1234);
+  const std::size_t stride = std::max<std::size_t>(1, original.size() / 200);
+  for (std::size_t at = 0; at < original.size(); at += at < 48 ? 1 : stride) {
+    std::vector<char> bytes = original;
+    bytes[at] = static_cast<char>(bytes[at] ^ static_cast<char>(1 + rng() % 255));
+    write_entry(bytes);
+    expect_counted_miss("byte " + std::to_string(at) + " flipped", 0.25f * static_cast<float>(at % 7));
+  }
+  for (std::size_t size : {std::size_t{0}, std::size_t{7}, std::size_t{47}, std::size_t{48}, original.size() / 2,
+                           original.size() - 1}) {
+    write_entry(std::vector<char>(original.begin(), original.begin() + static_cast<std::ptrdiff_t>(size)));
+    expect_counted_miss("truncated to " + std::to_string(size), 1.5f);
+  }
+  // The sound entry is a hit again.
+  write_entry(original);
+  plan_cache().clear();
+  std::int64_t hits = metrics::counter("PersistentCacheHit"), compiled = metrics::counter("UncachedCompile");
+  EXPECT_EQ(step(2.0f), expected(2.0f));
+  EXPECT_EQ(metrics::counter("PersistentCacheHit"), hits + 1);
+  EXPECT_EQ(metrics::counter("UncachedCompile"), compiled);
+}
+
+TEST_F(PersistentCacheInProcess, AnUnwritableDirectoryDegradesToNoStoring) {
+  detail::persistent_cache().close();
+  fs::path missing = dir_.path() / "no" / "such";
+  initialize_cache(missing.string(), /*readonly=*/true);  // warns, caches nothing
+  EXPECT_EQ(step(1.0f), expected(1.0f));
+  EXPECT_FALSE(fs::exists(missing));
+  // A directory that exists but takes no files, even from root: the step runs, one warning.
+  if (!fs::is_directory("/proc/self")) GTEST_SKIP() << "no /proc";
+  initialize_cache("/proc/self");
+  plan_cache().clear();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(step(3.0f), expected(3.0f));
+  wait_device_ops();
+  plan_cache().clear();
+  EXPECT_EQ(step(4.0f), expected(4.0f));
+  wait_device_ops();
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("cannot write to plan cache directory"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("cannot write"), warnings.rfind("cannot write")) << "warned more than once: " << warnings;
+}
+
+TEST(PersistentCache, WritersKilledAtRandomPointsNeverLeaveAnEntryThatLoadsWrong) {
+  TempDir dir;
+  std::mt19937 rng(99);
+  std::int64_t first = 1;
+  constexpr int kills = 25;
+  for (int k = 0; k < kills; ++k) {
+    std::string dir_arg = dir.path().string(), first_arg = std::to_string(first);
+    std::vector<char*> argv{const_cast<char*>(LAZYTENSOR_CACHE_PROBE), const_cast<char*>("write"), dir_arg.data(),
+                            first_arg.data(), nullptr};
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, LAZYTENSOR_CACHE_PROBE, nullptr, nullptr, argv.data(), environ), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 80));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status));
+    first += 3;  // overlapping ranges: writers replace each other's entries too
+  }
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) entries += e.path().extension() == ".ltplan";
+  EXPECT_GT(entries, 0u) << "no writer got as far as one entry";
+  ProbeCounts v = run_probe("verify " + dir.path().string() + " " + std::to_string(first + 40));
+  EXPECT_EQ(v.wrong, 0);
+  EXPECT_EQ(v.bad, 0) << "a killed writer left a torn entry";
+  EXPECT_GT(v.hit, 0);
+}
+
+}  // namespace
+}  // namespace lt
