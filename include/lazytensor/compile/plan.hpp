@@ -80,7 +80,7 @@ struct PlanNode {
 struct Plan {
   hash_t key = 0;  // the schedule key it was compiled for
   std::vector<PlanNode> nodes;
-  std::vector<std::vector<int>> inputs;
+  Adjacency inputs;
   std::vector<int> roots;
   std::vector<PlanStep> steps;
   std::vector<FusionGroup> groups;
@@ -166,7 +166,7 @@ class Grouper {
  private:
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
   const Node& at(int p) const { return *s_.order[idx(p)]; }
-  const std::vector<int>& inputs(int p) const { return s_.inputs[idx(p)]; }
+  std::span<const int> inputs(int p) const { return s_.inputs[idx(p)]; }
 
   int start(int p, const Shape& shape, MemberRole role) {
     int g = static_cast<int>(groups_.size());
@@ -387,7 +387,7 @@ inline int first_difference(const Plan& plan, const Schedule& s) {
     const Node& node = *s.order[p];
     const PlanNode& want = plan.nodes[p];
     if (node.op->id != want.op || node.meta.shape != want.meta.shape || node.meta.dtype != want.meta.dtype ||
-        node.meta.wrapped_number != want.meta.wrapped_number || s.inputs[p] != plan.inputs[p] ||
+        node.meta.wrapped_number != want.meta.wrapped_number || !std::ranges::equal(s.inputs[p], plan.inputs[p]) ||
         (!node.is_data() && !same_structure(*node.op, node.attrs, want.words)))
       return static_cast<int>(p);
   }

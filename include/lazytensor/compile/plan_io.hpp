@@ -110,7 +110,8 @@ inline std::vector<std::byte> serialize_plan(const Plan& plan) {
     w.put_meta(n.meta);
     w.put_all(n.words);
   }
-  for (const auto& in : plan.inputs) w.put_all(in);
+  w.put_all(plan.inputs.offsets);
+  w.put_all(plan.inputs.flat);
   w.put_all(plan.roots);
   w.put(static_cast<std::uint64_t>(plan.steps.size()));
   for (const PlanStep& s : plan.steps) w.put(s.position), w.put(s.group);
@@ -157,9 +158,13 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
     node.meta = r.get_meta();
     node.words = r.get_all<std::int64_t>();
   }
-  plan.inputs.resize(n);
+  plan.inputs.offsets = r.get_all<int>();
+  plan.inputs.flat = r.get_all<int>();
+  const auto& offsets = plan.inputs.offsets;
+  LT_CHECK(offsets.size() == n + 1 && offsets[0] == 0 && static_cast<std::size_t>(offsets[n]) == plan.inputs.flat.size(),
+           "plan: malformed edges");
   for (std::size_t p = 0; p < n; ++p) {
-    plan.inputs[p] = r.get_all<int>();
+    LT_CHECK(offsets[p] <= offsets[p + 1], "plan: malformed edges");
     for (int q : plan.inputs[p]) LT_CHECK(q >= 0 && static_cast<std::size_t>(q) < p, "plan: node ", p, " reads a later node");
   }
   plan.roots = r.get_all<int>();

@@ -9,10 +9,29 @@
 
 namespace lt {
 
+/// Per position, a list of positions, stored flat: a graph's edges without an allocation
+/// per node.
+struct Adjacency {
+  std::vector<int> offsets{0};  // list p is flat[offsets[p], offsets[p + 1])
+  std::vector<int> flat;
+
+  std::size_t size() const { return offsets.size() - 1; }
+  std::span<const int> operator[](std::size_t p) const {
+    return {flat.data() + offsets[p], static_cast<std::size_t>(offsets[p + 1] - offsets[p])};
+  }
+  /// Ends list size() - 1; the next push_back starts a new one.
+  void close_list() { offsets.push_back(static_cast<int>(flat.size())); }
+  void clear() {
+    offsets.assign(1, 0);
+    flat.clear();
+  }
+  friend bool operator==(const Adjacency&, const Adjacency&) = default;
+};
+
 /// The order in which to run a graph, and when each value can be freed.
 struct Schedule {
   std::vector<const Node*> order;           // producers before consumers
-  std::vector<std::vector<int>> inputs;     // per step: positions of its inputs in `order`
+  Adjacency inputs;                         // per step: positions of its inputs in `order`
   std::vector<int> uses;                    // per step: how many later steps read it
   std::vector<int> roots;                   // per root: its position in `order`
   /// The graph's structure: each node's hash, in order, with its inputs' positions, and the
@@ -30,21 +49,22 @@ inline Schedule make_schedule(std::span<const NodePtr> roots) {
     s.roots.push_back(position.at(root.get()));
   }
   const std::size_t n = s.order.size();
-  s.inputs.resize(n);
+  s.inputs.offsets.reserve(n + 1);
+  s.inputs.flat.reserve(n * 2);
   s.uses.assign(n, 0);
   hash_t key = hash_combine(hash_combine(0, n), roots.size());
   for (std::size_t k = 0; k < n; ++k) {
     const Node* node = s.order[k];
-    std::vector<int>& in = s.inputs[k];
-    in.reserve(node->inputs.size());
     for (const NodePtr& i : node->inputs) {
       int p = position.at(i.get());
-      in.push_back(p);
+      s.inputs.flat.push_back(p);
       ++s.uses[static_cast<std::size_t>(p)];
     }
+    s.inputs.close_list();
     key = hash_combine(key, node->hash);
-    if (!in.empty()) key = hash_bytes(in.data(), in.size() * sizeof(int), key);
   }
+  key = hash_bytes(s.inputs.flat.data(), s.inputs.flat.size() * sizeof(int), key);
+  key = hash_bytes(s.inputs.offsets.data(), s.inputs.offsets.size() * sizeof(int), key);
   key = hash_bytes(s.roots.data(), s.roots.size() * sizeof(int), key);
   s.key = key;
   for (int r : s.roots) ++s.uses[static_cast<std::size_t>(r)];  // roots outlive the run

@@ -2,6 +2,7 @@
 // Fragments: an elementwise expression committed as one IR node. The descriptor of skeleton S
 // carries the body (for IR dumps, autograd and fusion), its shape rule walks the body with each
 // op's own rule, and its kernel is the fused loop instantiated from S.
+#include <array>
 #include <span>
 #include <vector>
 
@@ -16,21 +17,25 @@ namespace lt::expr {
 inline Meta infer_body(std::span<const FragmentStep> body, std::span<const Meta> inputs, const Attrs& attrs) {
   static const Attrs no_attrs;
   FragmentAttrsReader reader(attrs);
-  std::vector<Meta> stack;
-  stack.reserve(body.size());  // no reallocation: spans into the stack stay valid
-  Attrs step_attrs;
+  // Bodies are short: their values fit on the C++ stack, spans into it stay valid.
+  constexpr std::size_t inline_steps = 16;
+  std::array<Meta, inline_steps> small;
+  std::vector<Meta> large(body.size() > inline_steps ? body.size() : 0);
+  Meta* stack = large.empty() ? small.data() : large.data();
+  std::size_t top = 0;
+  thread_local Attrs step_attrs;
   for (const FragmentStep& s : body) {
     if (s.op == nullptr) {
-      stack.push_back(inputs[static_cast<std::size_t>(reader.input_of(s.slot))]);
+      stack[top++] = inputs[static_cast<std::size_t>(reader.input_of(s.slot))];
       continue;
     }
     if (s.reads_attrs) reader.next(step_attrs);
     auto n = static_cast<std::size_t>(s.op->arity);
-    Meta m = s.op->infer(std::span<const Meta>(stack.data() + stack.size() - n, n), s.reads_attrs ? step_attrs : no_attrs);
-    stack.resize(stack.size() - n);
-    stack.push_back(std::move(m));
+    Meta m = s.op->infer(std::span<const Meta>(stack + top - n, n), s.reads_attrs ? step_attrs : no_attrs);
+    top -= n;
+    stack[top++] = m;
   }
-  return stack.back();
+  return stack[top - 1];
 }
 
 template <class S>

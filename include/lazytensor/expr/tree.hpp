@@ -53,11 +53,13 @@ template <const auto& Op, class... Children> struct Apply {};
 /// Counts and skeleton of an expression type E whose first tensor operand is slot First.
 template <class E> struct tree {  // a tensor operand
   static constexpr int tensors = 1;
+  static constexpr int scalars = 0;
   static constexpr int ops = 0;
   template <int First> using skeleton = Slot<First>;
 };
 template <> struct tree<ScalarLeaf> {
   static constexpr int tensors = 0;
+  static constexpr int scalars = 1;
   static constexpr int ops = 0;
   template <int> using skeleton = Const;
 };
@@ -66,6 +68,7 @@ namespace detail {
 template <const auto& Op, class Operands> struct node_tree;
 template <const auto& Op, class... Xs> struct node_tree<Op, hana::tuple<Xs...>> {
   static constexpr int tensors = (0 + ... + tree<Xs>::tensors);
+  static constexpr int scalars = (0 + ... + tree<Xs>::scalars);
   static constexpr int ops = 1 + (0 + ... + tree<Xs>::ops);
   /// Where each operand's tensors start, relative to the node's first.
   static constexpr std::array<int, sizeof...(Xs)> offsets = [] {

@@ -224,6 +224,7 @@ inline Array materialize(const Tensor& t) {
   TensorImpl& impl = t.impl();
   if (!impl.device.is_lazy()) return impl.data;
   const std::shared_ptr<PendingStep> step = impl.node->step;
+  if (step && detail::async_enabled()) detail::step_queue(impl.device.index).wait_for(step.get());
   if (step ? !step->wait() : impl.node->is_data()) return impl.node->data;
   // A pending value, or the result of a failed step: computed here from its graph, so that a
   // sound value is read and a bad one raises its error again. The graph reads leaves of the

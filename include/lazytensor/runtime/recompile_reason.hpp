@@ -46,7 +46,7 @@ inline std::string_view op_name(OpId id) {
   return d != nullptr ? d->name : id == OpId::fragment ? "fragment" : "unknown op";
 }
 inline std::string meta_text(const Meta& m) { return concat(name(m.dtype), m.shape); }
-inline std::string positions_text(const std::vector<int>& ps) {
+inline std::string positions_text(std::span<const int> ps) {
   std::string s;
   for (std::size_t k = 0; k < ps.size(); ++k) s += concat(k ? ", %" : "%", ps[k]);
   return s;
@@ -65,7 +65,7 @@ inline std::string difference_text(const Plan& plan, const Schedule& s, int p) {
   std::string what = concat("%", p, " = ", node.op->name, " ", meta_text(node.meta));
   // Who reads it: an input's shape shows up first at the leaf, the op is what users wrote.
   for (std::size_t q = at + 1; q < s.order.size(); ++q)
-    if (std::find(s.inputs[q].begin(), s.inputs[q].end(), p) != s.inputs[q].end()) {
+    if (std::ranges::find(s.inputs[q], p) != s.inputs[q].end()) {
       what += concat(" (read by %", q, " = ", s.order[q]->op->name, ")");
       break;
     }
@@ -73,7 +73,7 @@ inline std::string difference_text(const Plan& plan, const Schedule& s, int p) {
   if (node.meta.shape != want.meta.shape) return concat(what, ": its shape was ", want.meta.shape);
   if (node.meta.dtype != want.meta.dtype) return concat(what, ": its dtype was ", name(want.meta.dtype));
   if (node.meta.wrapped_number != want.meta.wrapped_number) return concat(what, ": a C++ scalar in one graph only");
-  if (s.inputs[at] != plan.inputs[at])
+  if (!std::ranges::equal(s.inputs[at], plan.inputs[at]))
     return concat(what, ": it reads ", positions_text(s.inputs[at]), " where the cached graph reads ", positions_text(plan.inputs[at]));
   return concat(what, ": its attributes differ (another dim, size or option, or a scalar that is 0 or 1 in one graph only)");
 }

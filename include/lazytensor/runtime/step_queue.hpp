@@ -2,6 +2,7 @@
 // The worker of each lazy device: runs the steps that barriers queue, one at a time in the
 // order they were queued, on a background thread that the first queued step starts. Kernels
 // inside a step still run in parallel with TBB. LT_ASYNC=0 leaves the workers unused.
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <cstdlib>
@@ -60,10 +61,18 @@ class StepQueue {
   /// threads, the width of the arena the barrier was called from.
   void enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run);
 
-  /// Blocks until every queued step has finished.
-  void wait_idle() {
-    std::unique_lock lock(mu_);
-    idle_cv_.wait(lock, [&] { return jobs_.empty() && !running_; });
+  /// Blocks until every queued step has finished. A step the worker has not started yet runs
+  /// on this thread instead: waking the worker and then this thread again costs more than a
+  /// small step.
+  void wait_idle() { help_until([&] { return jobs_.empty() && !running_; }); }
+
+  /// Blocks until `step` has finished, running queued steps up to it on this thread when the
+  /// worker has not started them.
+  void wait_for(const PendingStep* step) {
+    help_until([&] {
+      return std::none_of(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.step.get() == step; }) &&
+             running_step_ != step;
+    });
   }
 
   /// The error of a failed step that nothing has raised yet, and forgets it.
@@ -88,11 +97,17 @@ class StepQueue {
     RunFn run = nullptr;
   };
   void loop();
+  /// Runs `job` (taken off the queue, running_ set) on this thread in an arena of its width.
+  void run_job(Job& job);
+  /// Waits with mu_ held until done() holds, taking queued steps to run here meanwhile when
+  /// nothing runs and this thread is as wide as the step (never on a worker).
+  template <class Done> void help_until(Done&& done);
 
   std::mutex mu_;
   std::condition_variable work_cv_, idle_cv_;
   std::deque<Job> jobs_;                 // guarded by mu_
   bool running_ = false, stop_ = false;  // guarded by mu_
+  const PendingStep* running_step_ = nullptr;  // guarded by mu_
   std::shared_ptr<PendingStep> failed_;  // guarded by mu_: the first failed step not yet raised
   std::thread thread_;                   // started by the first enqueue
 };
@@ -149,10 +164,59 @@ inline void StepQueue::enqueue(std::shared_ptr<PendingStep> step, int width, Run
   work_cv_.notify_one();
 }
 
+inline void StepQueue::run_job(Job& job) {
+  std::vector<Array> values;
+  std::exception_ptr error;
+  auto body = [&] {
+    try {
+      values = job.run();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  };
+  if (job.width == tbb::this_task_arena::max_concurrency()) {
+    body();
+  } else {
+    thread_local std::map<int, std::unique_ptr<tbb::task_arena>> arenas;  // by width, made when first needed
+    std::unique_ptr<tbb::task_arena>& arena = arenas[job.width];
+    if (!arena) arena = std::make_unique<tbb::task_arena>(job.width);
+    arena->execute(body);
+  }
+  if (error) {
+    // Noted before the step reads as finished: a read that raises it can then forget it.
+    std::lock_guard lock(mu_);
+    if (!failed_) failed_ = job.step;
+  }
+  job.step->finish(std::move(values), error);
+  job = {};
+  std::lock_guard lock(mu_);
+  running_ = false;
+  running_step_ = nullptr;
+  idle_cv_.notify_all();  // waiters for the queue to drain, and for this step
+}
+
+template <class Done>
+void StepQueue::help_until(Done&& done) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (done()) return;
+    if (!running_ && !jobs_.empty() && !on_step_worker &&
+        jobs_.front().width == tbb::this_task_arena::max_concurrency()) {
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      running_ = true;
+      running_step_ = job.step.get();
+      lock.unlock();
+      run_job(job);
+      lock.lock();
+      continue;
+    }
+    idle_cv_.wait(lock);
+  }
+}
+
 inline void StepQueue::loop() {
   on_step_worker = true;
-  const int natural = tbb::this_task_arena::max_concurrency();
-  std::map<int, std::unique_ptr<tbb::task_arena>> arenas;  // by width, made when first needed
   for (;;) {
     Job job;
     {
@@ -162,33 +226,9 @@ inline void StepQueue::loop() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
       running_ = true;
+      running_step_ = job.step.get();
     }
-    std::vector<Array> values;
-    std::exception_ptr error;
-    auto body = [&] {
-      try {
-        values = job.run();
-      } catch (...) {
-        error = std::current_exception();
-      }
-    };
-    if (job.width == natural) {
-      body();
-    } else {
-      std::unique_ptr<tbb::task_arena>& arena = arenas[job.width];
-      if (!arena) arena = std::make_unique<tbb::task_arena>(job.width);
-      arena->execute(body);
-    }
-    if (error) {
-      // Noted before the step reads as finished: a read that raises it can then forget it.
-      std::lock_guard lock(mu_);
-      if (!failed_) failed_ = job.step;
-    }
-    job.step->finish(std::move(values), error);
-    job = {};
-    std::lock_guard lock(mu_);
-    running_ = false;
-    if (jobs_.empty()) idle_cv_.notify_all();
+    run_job(job);
   }
 }
 

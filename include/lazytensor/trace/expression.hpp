@@ -175,7 +175,9 @@ template <class X> Tensor record_one_by_one(const X& x) {
 }
 
 template <class E> Tensor commit(const E& e) {
-  if constexpr (expr::tree<E>::ops == 1) {
+  // One op on tensors alone is its own node; with a C++ scalar it is a fragment, one node
+  // holding the scalar's value, rather than two (the op and a scalar leaf).
+  if constexpr (expr::tree<E>::ops == 1 && expr::tree<E>::scalars == 0) {
     return record_one_by_one(e);
   } else {
     if (!e.info.fusible) return record_one_by_one(e);
@@ -183,13 +185,13 @@ template <class E> Tensor commit(const E& e) {
     constexpr int slots = expr::slot_count<S>;
     expr::FragmentAttrsBuilder attrs(expr::structural_hash<S>, slots);
     // A tensor used twice is one input of the node.
-    std::vector<Tensor> inputs;
-    inputs.reserve(slots);
+    std::array<Tensor, slots> inputs;
+    std::size_t count = 0;
     expr::walk_postfix(e, [&]<class X>(const X& x) {
       if constexpr (expr::is_tensor_leaf<X>) {
         std::size_t k = 0;
-        while (k < inputs.size() && inputs[k].impl_ptr() != x.impl_ptr()) ++k;
-        if (k == inputs.size()) inputs.push_back(x);
+        while (k < count && inputs[k].impl_ptr() != x.impl_ptr()) ++k;
+        if (k == count) inputs[count++] = x;
         attrs.add_slot_input(static_cast<int>(k));
       }
     });
@@ -199,7 +201,8 @@ template <class E> Tensor commit(const E& e) {
         if constexpr (expr::reads_attrs<X::op>) attrs.add_step(x.attrs);
     });
     attrs.set_compute(e.info.compute);
-    return emit(expr::fragment_desc<S>, inputs, std::move(attrs.attrs()), e.info.meta, e.info.device);
+    return emit(expr::fragment_desc<S>, std::span<const Tensor>(inputs.data(), count), std::move(attrs.attrs()),
+                e.info.meta, e.info.device);
   }
 }
 
