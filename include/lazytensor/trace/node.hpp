@@ -15,15 +15,16 @@ struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 struct PendingStep;  // trace/pending.hpp
 
+// What a barrier's walk reads (op, inputs, hash, step) comes first: one cache line per node.
 struct Node {
   const OpDesc* op;
-  Attrs attrs;
   std::vector<NodePtr> inputs;  // inputs own their producers; nothing points back
-  Meta meta;
   hash_t hash;  // structural: op, attribute structure, shape, dtype and the inputs' hashes; never data
-  Array data;   // device_data leaves only; a pending leaf's is written by its step (see step)
   // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
   std::shared_ptr<PendingStep> step;
+  Meta meta;
+  Attrs attrs;
+  Array data;  // device_data leaves only; a pending leaf's is written by its step (see step)
 
   bool is_data() const { return op->kind == OpKind::leaf; }
 };
@@ -34,7 +35,7 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inp
   h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), hash_combine(h, meta.shape.rank()));
   h = hash_attrs(op, attrs, hash_combine(h, meta.wrapped_number));
   for (const NodePtr& in : inputs) h = hash_combine(h, in->hash);
-  return std::make_shared<const Node>(Node{&op, std::move(attrs), std::move(inputs), meta, h, {}, {}});
+  return std::make_shared<const Node>(Node{&op, std::move(inputs), h, {}, meta, std::move(attrs), {}});
 }
 
 /// The hash of a device_data leaf of `meta`: its shape and dtype, never its data.
@@ -47,7 +48,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::make_shared<const Node>(Node{&device_data, {}, {}, meta, h, std::move(data), {}});
+  return std::make_shared<const Node>(Node{&device_data, {}, h, {}, meta, {}, std::move(data)});
 }
 
 /// Appends to `order` every node below `root` not yet in `position`, producers first, and
