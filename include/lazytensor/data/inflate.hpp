@@ -1,0 +1,286 @@
+#pragma once
+// DEFLATE decompression (RFC 1951). The input is untrusted: every code, length and distance
+// is checked, and a bad or short stream raises lt::Error saying what is wrong.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "lazytensor/core/error.hpp"
+
+namespace lt::data {
+
+namespace detail {
+
+/// Reads a DEFLATE stream's bits, least significant first. Peeking past the end reads zeros;
+/// consuming them raises, so a stream cut short is always noticed.
+class BitReader {
+ public:
+  explicit BitReader(std::span<const std::uint8_t> in) : in_(in) {}
+
+  /// The next `n` (at most 32) bits, not consumed.
+  std::uint32_t peek(int n) {
+    refill();
+    return static_cast<std::uint32_t>(bits_ & ((std::uint64_t{1} << n) - 1));
+  }
+  void consume(int n) {
+    if (n > count_) fail("deflate: the stream is truncated");
+    bits_ >>= n;
+    count_ -= n;
+  }
+  std::uint32_t take(int n) {
+    std::uint32_t v = peek(n);
+    consume(n);
+    return v;
+  }
+  /// Skips to the next byte boundary and hands out the following `n` whole bytes.
+  std::span<const std::uint8_t> take_bytes(std::size_t n) {
+    consume(count_ % 8);
+    pos_ -= static_cast<std::size_t>(count_ / 8);  // give back the whole bytes held as bits
+    bits_ = 0;
+    count_ = 0;
+    if (n > in_.size() - pos_) fail("deflate: a stored block is truncated");
+    std::span<const std::uint8_t> bytes = in_.subspan(pos_, n);
+    pos_ += n;
+    return bytes;
+  }
+  /// Input bytes used so far, counting a partly read last byte as used.
+  std::size_t bytes_used() const { return pos_ - static_cast<std::size_t>(count_ / 8); }
+
+ private:
+  void refill() {
+    while (count_ <= 56 && pos_ < in_.size()) {
+      bits_ |= std::uint64_t{in_[pos_++]} << count_;
+      count_ += 8;
+    }
+  }
+  std::span<const std::uint8_t> in_;
+  std::size_t pos_ = 0;
+  std::uint64_t bits_ = 0;
+  int count_ = 0;
+};
+
+inline constexpr int max_code_bits = 15;
+
+/// A canonical Huffman code (RFC 1951, 3.2.2). Codes of up to `fast_bits` bits decode with one
+/// table look-up; longer ones are walked length by length.
+class Huffman {
+ public:
+  /// Builds the code with `lengths[symbol]` bits per symbol (0: unused). Returns the room left
+  /// in the code space: 0 for a complete code, more for an incomplete one. Over-subscribed
+  /// lengths (more codes than bits allow) raise.
+  int build(std::span<const std::uint8_t> lengths, const char* what) {
+    count_.fill(0);
+    fast_.fill(0);
+    for (std::uint8_t len : lengths) ++count_[len];
+    if (count_[0] == lengths.size()) return 1 << max_code_bits;  // no codes: any use fails
+    int left = 1;
+    for (int len = 1; len <= max_code_bits; ++len) {
+      left = (left << 1) - count_[len];
+      if (left < 0) fail("deflate: over-subscribed ", what, " code lengths");
+    }
+    // Symbols are listed by code length, then by value; next_code[len] is the first code of
+    // each length, as RFC 1951 assigns them.
+    std::array<std::uint16_t, max_code_bits + 1> offset{}, next_code{};
+    for (int len = 1, code = 0; len <= max_code_bits; ++len) {
+      int shorter = len == 1 ? 0 : count_[len - 1];
+      offset[len] = static_cast<std::uint16_t>(len == 1 ? 0 : offset[len - 1] + shorter);
+      code = (code + shorter) << 1;
+      next_code[len] = static_cast<std::uint16_t>(code);
+    }
+    for (std::size_t sym = 0; sym < lengths.size(); ++sym) {
+      int len = lengths[sym];
+      if (len == 0) continue;
+      symbol_[offset[len]++] = static_cast<std::uint16_t>(sym);
+      int code = next_code[len]++;
+      if (len <= fast_bits) {
+        // The stream sends a code's most significant bit first: index by the reversed code.
+        int reversed = 0;
+        for (int b = 0; b < len; ++b) reversed |= ((code >> b) & 1) << (len - 1 - b);
+        for (int k = reversed; k < (1 << fast_bits); k += 1 << len)
+          fast_[static_cast<std::size_t>(k)] = static_cast<std::uint16_t>(sym << 4 | static_cast<unsigned>(len));
+      }
+    }
+    return left;
+  }
+
+  int decode(BitReader& in) const {
+    std::uint32_t bits = in.peek(max_code_bits);
+    if (std::uint16_t entry = fast_[bits & ((1u << fast_bits) - 1)]) {
+      in.consume(entry & 15);
+      return entry >> 4;
+    }
+    // Canonical walk: `code` holds the first `len` bits read, `first` the first code of that
+    // length and `index` the place of that length's symbols.
+    int code = 0, first = 0, index = 0;
+    for (int len = 1; len <= max_code_bits; ++len) {
+      code |= static_cast<int>((bits >> (len - 1)) & 1);
+      int count = count_[len];
+      if (code - first < count) {
+        in.consume(len);
+        return symbol_[static_cast<std::size_t>(index + code - first)];
+      }
+      index += count;
+      first = (first + count) << 1;
+      code <<= 1;
+    }
+    in.consume(max_code_bits);  // raises first if the stream ended inside this code
+    fail("deflate: a bit pattern that is no code of this block's Huffman code");
+  }
+
+ private:
+  static constexpr int fast_bits = 10;
+  std::array<std::uint16_t, 1 << fast_bits> fast_{};  // symbol << 4 | length; 0: longer code
+  std::array<std::uint16_t, max_code_bits + 1> count_{};
+  std::array<std::uint16_t, 288> symbol_{};  // symbols in code order
+};
+
+inline constexpr std::array<std::uint16_t, 29> length_base = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,
+                                                              15, 17, 19, 23, 27, 31, 35, 43, 51,  59,
+                                                              67, 83, 99, 115, 131, 163, 195, 227, 258};
+inline constexpr std::array<std::uint8_t, 29> length_extra = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                                              2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+inline constexpr std::array<std::uint16_t, 30> distance_base = {
+    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+inline constexpr std::array<std::uint8_t, 30> distance_extra = {0, 0, 0, 0, 1, 1, 2,  2,  3,  3,  4,  4,  5,  5,  6,
+                                                                6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+/// Decodes one block's literals and matches with codes `lit` and `dist` into `out`. Matches
+/// may reach back to `window_start`, the start of this stream's output.
+inline void inflate_block(BitReader& in, const Huffman& lit, const Huffman& dist, std::vector<std::uint8_t>& out,
+                          std::size_t window_start) {
+  for (;;) {
+    int sym = lit.decode(in);
+    if (sym < 256) {
+      out.push_back(static_cast<std::uint8_t>(sym));
+      continue;
+    }
+    if (sym == 256) return;
+    sym -= 257;
+    if (sym >= 29) fail("deflate: invalid length symbol ", sym + 257);
+    std::size_t length = length_base[sym] + in.take(length_extra[sym]);
+    int dsym = dist.decode(in);
+    if (dsym >= 30) fail("deflate: invalid distance symbol ", dsym);
+    std::size_t distance = distance_base[dsym] + in.take(distance_extra[dsym]);
+    if (distance > out.size() - window_start)
+      fail("deflate: a match reaches ", distance, " bytes back, before the start of the output");
+    std::size_t from = out.size() - distance;
+    out.resize(out.size() + length);
+    std::uint8_t* p = out.data();
+    std::size_t to = out.size() - length;
+    if (distance >= length) std::memcpy(p + to, p + from, length);
+    else  // the match overlaps what it writes: a repeating pattern, copied byte by byte
+      for (std::size_t k = 0; k < length; ++k) p[to + k] = p[from + k];
+  }
+}
+
+inline void fixed_codes(Huffman& lit, Huffman& dist) {
+  std::array<std::uint8_t, 288> l{};
+  std::fill(l.begin(), l.begin() + 144, 8);
+  std::fill(l.begin() + 144, l.begin() + 256, 9);
+  std::fill(l.begin() + 256, l.begin() + 280, 7);
+  std::fill(l.begin() + 280, l.end(), 8);
+  lit.build(l, "literal/length");
+  std::array<std::uint8_t, 30> d{};
+  d.fill(5);
+  dist.build(d, "distance");
+}
+
+/// Reads a dynamic block's code descriptions (RFC 1951, 3.2.7) into `lit` and `dist`.
+inline void dynamic_codes(BitReader& in, Huffman& lit, Huffman& dist) {
+  const int nlit = static_cast<int>(in.take(5)) + 257;
+  const int ndist = static_cast<int>(in.take(5)) + 1;
+  const int nclen = static_cast<int>(in.take(4)) + 4;
+  if (nlit > 286) fail("deflate: ", nlit, " literal/length codes, more than 286");
+  if (ndist > 30) fail("deflate: ", ndist, " distance codes, more than 30");
+  static constexpr std::array<std::uint8_t, 19> order = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+  std::array<std::uint8_t, 19> clen{};
+  for (int k = 0; k < nclen; ++k) clen[order[static_cast<std::size_t>(k)]] = static_cast<std::uint8_t>(in.take(3));
+  Huffman lencode;
+  if (lencode.build(clen, "code length") != 0) fail("deflate: incomplete code length code");
+
+  std::array<std::uint8_t, 286 + 30> lengths{};
+  for (int k = 0; k < nlit + ndist;) {
+    int sym = lencode.decode(in);
+    if (sym < 16) {
+      lengths[static_cast<std::size_t>(k++)] = static_cast<std::uint8_t>(sym);
+      continue;
+    }
+    std::uint8_t value = 0;
+    int repeat = 0;
+    if (sym == 16) {
+      if (k == 0) fail("deflate: a repeat of the previous code length comes first");
+      value = lengths[static_cast<std::size_t>(k - 1)];
+      repeat = 3 + static_cast<int>(in.take(2));
+    } else if (sym == 17) {
+      repeat = 3 + static_cast<int>(in.take(3));
+    } else {
+      repeat = 11 + static_cast<int>(in.take(7));
+    }
+    if (k + repeat > nlit + ndist) fail("deflate: code lengths repeat past the ", nlit + ndist, " codes");
+    std::fill_n(lengths.begin() + k, repeat, value);
+    k += repeat;
+  }
+  if (lengths[256] == 0) fail("deflate: the block has no end-of-block code");
+  // An incomplete code is allowed only as a single code of one bit (RFC 1951 permits a lone
+  // distance code; zlib accepts the same for literal/length codes).
+  auto single_code = [](std::span<const std::uint8_t> l) {
+    return std::count_if(l.begin(), l.end(), [](std::uint8_t x) { return x != 0; }) == 1 &&
+           *std::max_element(l.begin(), l.end()) == 1;
+  };
+  std::span<const std::uint8_t> lit_lengths(lengths.data(), static_cast<std::size_t>(nlit));
+  std::span<const std::uint8_t> dist_lengths(lengths.data() + nlit, static_cast<std::size_t>(ndist));
+  if (lit.build(lit_lengths, "literal/length") != 0 && !single_code(lit_lengths))
+    fail("deflate: incomplete literal/length code");
+  int dist_left = dist.build(dist_lengths, "distance");
+  bool no_distances = std::all_of(dist_lengths.begin(), dist_lengths.end(), [](std::uint8_t x) { return x == 0; });
+  if (dist_left != 0 && !no_distances && !single_code(dist_lengths)) fail("deflate: incomplete distance code");
+}
+
+}  // namespace detail
+
+/// Decompresses the DEFLATE stream at the start of `in`, appending to `out`. Returns the
+/// number of input bytes the stream took (up to its last, partly used byte).
+inline std::size_t inflate_into(std::span<const std::uint8_t> in, std::vector<std::uint8_t>& out) {
+  detail::BitReader bits(in);
+  const std::size_t window_start = out.size();
+  detail::Huffman lit, dist;
+  bool last = false;
+  while (!last) {
+    last = bits.take(1) != 0;
+    switch (bits.take(2)) {
+      case 0: {  // stored
+        std::span<const std::uint8_t> header = bits.take_bytes(4);
+        unsigned len = header[0] | header[1] << 8, nlen = header[2] | header[3] << 8;
+        if (len != (~nlen & 0xFFFFu)) fail("deflate: a stored block's length ", len, " and its complement ", nlen, " disagree");
+        std::span<const std::uint8_t> bytes = bits.take_bytes(len);
+        out.insert(out.end(), bytes.begin(), bytes.end());
+        break;
+      }
+      case 1:
+        detail::fixed_codes(lit, dist);
+        detail::inflate_block(bits, lit, dist, out, window_start);
+        break;
+      case 2:
+        detail::dynamic_codes(bits, lit, dist);
+        detail::inflate_block(bits, lit, dist, out, window_start);
+        break;
+      default: fail("deflate: invalid block type 3");
+    }
+  }
+  return bits.bytes_used();
+}
+
+/// The decompressed bytes of the DEFLATE stream `in`, which must fill `in` exactly.
+inline std::vector<std::uint8_t> inflate(std::span<const std::uint8_t> in) {
+  std::vector<std::uint8_t> out;
+  std::size_t used = inflate_into(in, out);
+  if (used != in.size()) fail("deflate: ", in.size() - used, " bytes follow the end of the stream");
+  return out;
+}
+
+}  // namespace lt::data
