@@ -78,18 +78,21 @@ class DeviceLoader {
       std::ranges::iterator_t<Source&> next;
       std::ranges::sentinel_t<Source&> end;
       Device device;
+      bool started = false;
       std::unique_ptr<Prefetcher<batch_type>> prefetcher;  // declared last: stops before the iterator goes
     };
 
     iterator(Source& source, Device device, std::size_t prefetch)
-        : pass_(std::make_unique<Pass>(Pass{std::ranges::begin(source), std::ranges::end(source), device, nullptr})) {
+        : pass_(std::make_unique<Pass>(Pass{std::ranges::begin(source), std::ranges::end(source), device, false, nullptr})) {
       Pass* pass = pass_.get();
       pass->prefetcher = std::make_unique<Prefetcher<batch_type>>(
           [pass]() -> std::optional<batch_type> {
+            // Advancing first: what fails in reaching a batch then fails in its place, after
+            // the batches before it were handed on.
+            if (pass->started) ++pass->next;
+            pass->started = true;
             if (pass->next == pass->end) return std::nullopt;
-            batch_type batch = map_tensors(batch_type(*pass->next), [&](const Tensor& t) { return t.to(pass->device); });
-            ++pass->next;
-            return batch;
+            return map_tensors(batch_type(*pass->next), [&](const Tensor& t) { return t.to(pass->device); });
           },
           prefetch);
       current_ = pass_->prefetcher->next();
