@@ -238,7 +238,7 @@ TEST(DataLoader, BreakingOutStopsTheWorker) {
 TEST(DataLoader, DestroyedMidEpochWithoutHanging) {
   ProbeDataset probe{.n = 10000, .delay = 100us};
   within(20s, [&] {
-    auto loader = std::make_unique<DataLoader<ProbeDataset>>(probe, LoaderOptions{.batch_size = 10, .prefetch = 4});
+    auto loader = std::make_unique<DataLoader<ProbeDataset>>(probe, DataLoaderOptions{.batch_size = 10, .prefetch = 4});
     auto it = loader->begin();
     ++it;
     loader.reset();  // the iterator keeps the dataset: it still works
@@ -297,6 +297,34 @@ TEST(DataLoader, MismatchedExamplesRaise) {
   DataLoader pairs(Ragged{}, {.batch_size = 2});
   auto it = pairs.begin();
   EXPECT_EQ(it->shape(), (Shape{2, 2})) << "single-tensor examples batch too";
+}
+
+TEST(DataLoader, ExamplesOfAnyTupleShape) {
+  struct Pairs {
+    std::int64_t size() const { return 3; }
+    std::pair<Tensor, Tensor> get(std::int64_t i) const { return {full({2}, static_cast<double>(i)), full({}, i, cpu, i64)}; }
+  };
+  struct Triples {
+    std::int64_t size() const { return 3; }
+    std::tuple<Tensor, Tensor, Tensor> get(std::int64_t i) const {
+      return {full({}, static_cast<double>(i)), full({1, 2}, static_cast<double>(-i)), full({}, i % 2 == 0)};
+    }
+  };
+  DataLoader pairs(Pairs{}, {.batch_size = 3});
+  for (auto [x, y] : pairs) {
+    EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{0, 0, 1, 1, 2, 2}));
+    EXPECT_EQ(y.to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2}));
+  }
+  DataLoader triples(Triples{}, {.batch_size = 2});
+  auto it = triples.begin();
+  auto [a, b, c] = *it;
+  EXPECT_EQ(a.shape(), (Shape{2}));
+  EXPECT_EQ(b.shape(), (Shape{2, 1, 2}));
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0, 0, -1, -1}));
+  EXPECT_EQ(c.dtype(), boolean);
+  EXPECT_EQ(c.to_vector<bool>(), (std::vector<bool>{true, false}));
+  ++it;
+  EXPECT_EQ(std::get<1>(*it).shape(), (Shape{1, 1, 2})) << "the short last batch";
 }
 
 TEST(DataLoader, RejectsBadOptions) {

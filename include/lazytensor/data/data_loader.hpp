@@ -16,7 +16,7 @@
 
 namespace lt::data {
 
-struct LoaderOptions {
+struct DataLoaderOptions {
   std::int64_t batch_size = 1;
   bool shuffle = false;
   /// The shuffling seed. It belongs to the loader: lt::manual_seed neither sets nor reads it.
@@ -43,7 +43,7 @@ class DataLoader {
  public:
   using batch_type = example_t<D>;
 
-  explicit DataLoader(D dataset, LoaderOptions options = {})
+  explicit DataLoader(D dataset, DataLoaderOptions options = {})
       : dataset_(std::make_shared<const D>(std::move(dataset))), options_(options) {
     LT_CHECK(options_.batch_size >= 1, "DataLoader: batch_size must be at least 1, got ", options_.batch_size);
     LT_CHECK(options_.prefetch >= 1, "DataLoader: prefetch must be at least 1, got ", options_.prefetch);
@@ -55,7 +55,7 @@ class DataLoader {
     return options_.drop_last ? n / b : (n + b - 1) / b;
   }
   const D& dataset() const { return *dataset_; }
-  const LoaderOptions& options() const { return options_; }
+  const DataLoaderOptions& options() const { return options_; }
   /// The epoch the next begin() starts.
   std::uint64_t epoch() const { return epoch_; }
   void set_epoch(std::uint64_t epoch) { epoch_ = epoch; }
@@ -112,7 +112,7 @@ class DataLoader {
   }
 
   std::shared_ptr<const D> dataset_;
-  LoaderOptions options_;
+  DataLoaderOptions options_;
   std::uint64_t epoch_ = 0;
 };
 
