@@ -235,6 +235,22 @@ TEST(DataLoader, BreakingOutStopsTheWorker) {
   EXPECT_EQ(loader.begin()->at(1).to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
+TEST(DataLoader, AnExceptionInTheLoopStopsTheWorker) {
+  ProbeDataset probe{.n = 10000, .delay = 100us};
+  DataLoader loader(probe, {.batch_size = 10});
+  within(20s, [&] {
+    EXPECT_THROW(
+        {
+          for (auto [x, y] : loader)
+            if (y.to_vector<std::int64_t>().front() == 20) throw std::logic_error("the step failed");
+        },
+        std::logic_error);
+  });
+  const std::int64_t after = probe.reads->load();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(probe.reads->load(), after);
+}
+
 TEST(DataLoader, DestroyedMidEpochWithoutHanging) {
   ProbeDataset probe{.n = 10000, .delay = 100us};
   within(20s, [&] {
