@@ -105,6 +105,15 @@ TEST(Gunzip, DamagedHeadersAndTrailers) {
   EXPECT_NE(error_of([&] { gunzip(unterminated); }).find("unterminated"), std::string::npos);
 }
 
+TEST(Gunzip, OutputBeyondTheLimitRaises) {
+  ScratchDir dir;
+  const Bytes zeros(1 << 20, 0);  // a megabyte of zeros compresses about a thousandfold
+  const Bytes gz = testing::gzip_program(zeros, 9, dir);
+  EXPECT_EQ(gunzip(gz, zeros.size()), zeros) << "exactly at the limit";
+  EXPECT_NE(error_of([&] { gunzip(gz, zeros.size() - 1); }).find("exceeds the limit"), std::string::npos);
+  EXPECT_NE(error_of([&] { gunzip(StoredGzip{}(zeros), 1000); }).find("exceeds the limit"), std::string::npos);
+}
+
 TEST(Gunzip, EveryTruncationRaises) {
   ScratchDir dir;
   const Bytes gz = testing::gzip_program(testing::compressible_text(3000, 6), 9, dir);

@@ -58,17 +58,18 @@ inline std::size_t gzip_header_size(std::span<const std::uint8_t> in) {
 }  // namespace detail
 
 /// The decompressed contents of gzip data: every member in turn, each checked against the
-/// CRC-32 and length its trailer records. Anything that is not a whole member raises.
-inline std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> in) {
+/// CRC-32 and length its trailer records. Anything that is not a whole member raises, and so
+/// does an output of more than `limit` bytes.
+inline std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> in, std::size_t limit = default_inflate_limit) {
   std::vector<std::uint8_t> out;
   // The last trailer records the size of the last member (of a single one, the whole output);
   // one compressed byte yields at most 1032, which bounds what a forged size can reserve.
-  if (in.size() >= 18) out.reserve(std::min<std::size_t>(detail::read_le32(in.last(4)), in.size() * 1032));
+  if (in.size() >= 18) out.reserve(std::min({std::size_t{detail::read_le32(in.last(4))}, in.size() * 1032, limit}));
   std::size_t pos = 0;
   do {
     const std::size_t start = out.size();
     pos += detail::gzip_header_size(in.subspan(pos));
-    pos += inflate_into(in.subspan(pos), out);
+    pos += inflate_into(in.subspan(pos), out, limit);
     if (in.size() - pos < 8) fail("gzip: the trailer (CRC-32 and length) is truncated");
     const std::uint32_t crc = detail::read_le32(in.subspan(pos, 4));
     const std::uint32_t size = detail::read_le32(in.subspan(pos + 4, 4));

@@ -149,10 +149,17 @@ inline constexpr std::array<std::uint16_t, 30> distance_base = {
 inline constexpr std::array<std::uint8_t, 30> distance_extra = {0, 0, 0, 0, 1, 1, 2,  2,  3,  3,  4,  4,  5,  5,  6,
                                                                 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
+/// Raises unless `out` can grow by `n` bytes within `limit`.
+inline void check_room(const std::vector<std::uint8_t>& out, std::size_t n, std::size_t limit) {
+  if (out.size() > limit || n > limit - out.size())
+    fail("deflate: the output exceeds the limit of ", limit, " bytes");
+}
+
 /// Decodes one block's literals and matches with codes `lit` and `dist` into `out`. Matches
-/// may reach back to `window_start`, the start of this stream's output.
+/// may reach back to `window_start`, the start of this stream's output. Only matches are
+/// checked against `limit`: literals take at least one input bit each, so they cannot run far.
 inline void inflate_block(BitReader& in, const Huffman& lit, const Huffman& dist, std::vector<std::uint8_t>& out,
-                          std::size_t window_start) {
+                          std::size_t window_start, std::size_t limit) {
   for (;;) {
     int sym = lit.decode(in);
     if (sym < 256) {
@@ -168,6 +175,7 @@ inline void inflate_block(BitReader& in, const Huffman& lit, const Huffman& dist
     std::size_t distance = distance_base[dsym] + in.take(distance_extra[dsym]);
     if (distance > out.size() - window_start)
       fail("deflate: a match reaches ", distance, " bytes back, before the start of the output");
+    check_room(out, length, limit);
     std::size_t from = out.size() - distance;
     out.resize(out.size() + length);
     std::uint8_t* p = out.data();
@@ -243,9 +251,14 @@ inline void dynamic_codes(BitReader& in, Huffman& lit, Huffman& dist) {
 
 }  // namespace detail
 
-/// Decompresses the DEFLATE stream at the start of `in`, appending to `out`. Returns the
-/// number of input bytes the stream took (up to its last, partly used byte).
-inline std::size_t inflate_into(std::span<const std::uint8_t> in, std::vector<std::uint8_t>& out) {
+/// The default bound on decompressed sizes: a small forged stream must not claim all memory.
+inline constexpr std::size_t default_inflate_limit = std::size_t{1} << 32;
+
+/// Decompresses the DEFLATE stream at the start of `in`, appending to `out`, which must not
+/// grow past `limit` bytes. Returns the number of input bytes the stream took (up to its last,
+/// partly used byte).
+inline std::size_t inflate_into(std::span<const std::uint8_t> in, std::vector<std::uint8_t>& out,
+                                std::size_t limit = default_inflate_limit) {
   detail::BitReader bits(in);
   const std::size_t window_start = out.size();
   detail::Huffman lit, dist;
@@ -258,27 +271,29 @@ inline std::size_t inflate_into(std::span<const std::uint8_t> in, std::vector<st
         unsigned len = header[0] | header[1] << 8, nlen = header[2] | header[3] << 8;
         if (len != (~nlen & 0xFFFFu)) fail("deflate: a stored block's length ", len, " and its complement ", nlen, " disagree");
         std::span<const std::uint8_t> bytes = bits.take_bytes(len);
+        detail::check_room(out, bytes.size(), limit);
         out.insert(out.end(), bytes.begin(), bytes.end());
         break;
       }
       case 1:
         detail::fixed_codes(lit, dist);
-        detail::inflate_block(bits, lit, dist, out, window_start);
+        detail::inflate_block(bits, lit, dist, out, window_start, limit);
         break;
       case 2:
         detail::dynamic_codes(bits, lit, dist);
-        detail::inflate_block(bits, lit, dist, out, window_start);
+        detail::inflate_block(bits, lit, dist, out, window_start, limit);
         break;
       default: fail("deflate: invalid block type 3");
     }
+    detail::check_room(out, 0, limit);  // literals, unchecked one by one, may have gone past
   }
   return bits.bytes_used();
 }
 
 /// The decompressed bytes of the DEFLATE stream `in`, which must fill `in` exactly.
-inline std::vector<std::uint8_t> inflate(std::span<const std::uint8_t> in) {
+inline std::vector<std::uint8_t> inflate(std::span<const std::uint8_t> in, std::size_t limit = default_inflate_limit) {
   std::vector<std::uint8_t> out;
-  std::size_t used = inflate_into(in, out);
+  std::size_t used = inflate_into(in, out, limit);
   if (used != in.size()) fail("deflate: ", in.size() - used, " bytes follow the end of the stream");
   return out;
 }
