@@ -23,6 +23,25 @@ TensorDataset<2> numbered(std::int64_t n) {
   return TensorDataset(from_vector(x, {n, 4}), from_vector(y, {n}));
 }
 
+static_assert(BatchSource<DataLoader<TensorDataset<2>>>);
+static_assert(BatchSource<SampleGenerator<std::array<Tensor, 2>>>);
+static_assert(BatchSource<std::vector<std::pair<Tensor, Tensor>>>);
+static_assert(std::ranges::input_range<DeviceLoader<DataLoader<TensorDataset<2>>&>>);
+static_assert(std::ranges::input_range<DeviceLoader<DataLoader<TensorDataset<2>>>>);
+
+TEST(DeviceLoader, OwnsAnRvalueLoaderAndReadsPlainContainers) {
+  int batches = 0;
+  for (auto [x, y] : DeviceLoader(DataLoader(numbered(9), {.batch_size = 4}), device())) {
+    EXPECT_TRUE(x.device().is_lazy());
+    ++batches;
+  }
+  EXPECT_EQ(batches, 3);
+  std::vector<std::pair<Tensor, Tensor>> prepared = {{ones({2}), zeros({2}, cpu, i64)}, {full({2}, 3.0), ones({2}, cpu, i64)}};
+  std::vector<float> firsts;
+  for (auto [x, y] : DeviceLoader(prepared, device())) firsts.push_back(x.to_vector<float>()[0]);
+  EXPECT_EQ(firsts, (std::vector<float>{1, 3}));
+}
+
 TEST(DeviceLoader, YieldsLazyBatchesEqualToTheCpuBatchesWithOneStepEach) {
   const Device dev = device();
   DataLoader loader(numbered(22), {.batch_size = 5, .shuffle = true, .seed = 9});
