@@ -1,0 +1,119 @@
+#pragma once
+// DataLoader: batches of a dataset, shuffled per epoch if asked, prepared ahead on a worker
+// thread while the consumer works on the current one.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "lazytensor/data/dataset.hpp"
+#include "lazytensor/data/prefetcher.hpp"
+#include "lazytensor/data/sampler.hpp"
+
+namespace lt::data {
+
+struct DataLoaderOptions {
+  std::int64_t batch_size = 1;
+  bool shuffle = false;
+  /// The shuffling seed. It belongs to the loader: lt::manual_seed neither sets nor reads it.
+  std::uint64_t seed = 0;
+  /// Leave out the last batch when it would be short.
+  bool drop_last = false;
+  /// Batches the worker thread keeps ready ahead of the consumer.
+  std::int64_t prefetch = 2;
+};
+
+/// Batches of `dataset`, each field stacked into a cpu tensor [batch, ...]. Every begin()
+/// starts the next epoch (epoch() counts them; set_epoch() resumes elsewhere); with `shuffle`
+/// epoch e reads the examples in the order epoch_order(size, true, seed, e).
+///
+///   lt::data::DataLoader loader(dataset, {.batch_size = 64, .shuffle = true, .seed = 1});
+///   for (auto [images, labels] : loader) { ... }
+///
+/// A worker thread reads and stacks the next batches while the loop body runs. Leaving the
+/// loop early (break, an exception) or dropping the iterator stops the worker; an exception
+/// thrown while preparing a batch is rethrown by the iterator on the consumer's thread when it
+/// reaches that batch. The iterator keeps the dataset alive, so it may outlive the loader.
+template <Dataset D>
+class DataLoader {
+ public:
+  using batch_type = example_t<D>;
+
+  explicit DataLoader(D dataset, DataLoaderOptions options = {})
+      : dataset_(std::make_shared<const D>(std::move(dataset))), options_(options) {
+    LT_CHECK(options_.batch_size >= 1, "DataLoader: batch_size must be at least 1, got ", options_.batch_size);
+    LT_CHECK(options_.prefetch >= 1, "DataLoader: prefetch must be at least 1, got ", options_.prefetch);
+  }
+
+  /// Batches per epoch.
+  std::int64_t size() const {
+    std::int64_t n = examples(), b = options_.batch_size;
+    return options_.drop_last ? n / b : (n + b - 1) / b;
+  }
+  const D& dataset() const { return *dataset_; }
+  const DataLoaderOptions& options() const { return options_; }
+  /// The epoch the next begin() starts.
+  std::uint64_t epoch() const { return epoch_; }
+  void set_epoch(std::uint64_t epoch) { epoch_ = epoch; }
+
+  class iterator {
+   public:
+    using value_type = batch_type;
+    using difference_type = std::ptrdiff_t;
+
+    iterator() = default;
+    const batch_type& operator*() const { return *current_; }
+    const batch_type* operator->() const { return &*current_; }
+    iterator& operator++() {
+      current_ = prefetcher_->next();
+      if (!current_) prefetcher_.reset();  // the epoch is over: let its thread go now
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator& it, std::default_sentinel_t) { return !it.current_; }
+
+   private:
+    friend class DataLoader;
+    explicit iterator(std::unique_ptr<Prefetcher<batch_type>> prefetcher) : prefetcher_(std::move(prefetcher)) {
+      ++*this;
+    }
+    std::unique_ptr<Prefetcher<batch_type>> prefetcher_;
+    std::optional<batch_type> current_;
+  };
+
+  /// Starts epoch(), waiting for its first batch, and moves epoch() on.
+  iterator begin() {
+    std::vector<std::int64_t> order = epoch_order(examples(), options_.shuffle, options_.seed, epoch_++);
+    std::int64_t batches = size();
+    auto produce = [dataset = dataset_, order = std::move(order), batches, batch_size = options_.batch_size,
+                    next = std::int64_t{0}]() mutable -> std::optional<batch_type> {
+      if (next == batches) return std::nullopt;
+      std::int64_t begin = next++ * batch_size;
+      std::int64_t end = std::min(begin + batch_size, static_cast<std::int64_t>(order.size()));
+      std::vector<batch_type> examples;
+      examples.reserve(static_cast<std::size_t>(end - begin));
+      for (std::int64_t k = begin; k < end; ++k) examples.push_back(dataset->get(order[static_cast<std::size_t>(k)]));
+      return collate(std::span<const batch_type>(examples));
+    };
+    return iterator(std::make_unique<Prefetcher<batch_type>>(std::move(produce),
+                                                             static_cast<std::size_t>(options_.prefetch)));
+  }
+  std::default_sentinel_t end() const { return {}; }
+
+ private:
+  std::int64_t examples() const {
+    auto n = static_cast<std::int64_t>(dataset_->size());
+    LT_CHECK(n >= 0, "DataLoader: the dataset reports a negative size ", n);
+    return n;
+  }
+
+  std::shared_ptr<const D> dataset_;
+  DataLoaderOptions options_;
+  std::uint64_t epoch_ = 0;
+};
+
+}  // namespace lt::data
