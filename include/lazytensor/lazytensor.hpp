@@ -18,3 +18,5 @@
 #include "lazytensor/runtime/barrier.hpp"
 #include "lazytensor/runtime/eigen_interop.hpp"
 #include "lazytensor/runtime/values.hpp"
+#include "lazytensor/autograd/grad_mode.hpp"
+#include "lazytensor/autograd/tensor_methods.hpp"

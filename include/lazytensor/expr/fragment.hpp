@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lazytensor/expr/fragment_attrs.hpp"
+#include "lazytensor/expr/fragment_grad.hpp"
 #include "lazytensor/expr/fragment_kernel.hpp"
 #include "lazytensor/expr/tree.hpp"
 
@@ -47,7 +48,7 @@ inline constexpr OpDesc fragment_desc{OpId::fragment,
                                       &fragment_infer<S>,
                                       &fragment_kernel<S>,
                                       nullptr,
-                                      nullptr,
+                                      &fragment_grad,
                                       std::span<const FragmentStep>(body<S>)};
 
 }  // namespace lt::expr

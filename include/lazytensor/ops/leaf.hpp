@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/grad.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
 namespace lt::leaf {
@@ -38,7 +39,9 @@ inline bool cast_view(std::span<const View> in, const Attrs& a, View& out) {
 
 inline constexpr OpDesc device_data{OpId::device_data, "device_data", OpKind::leaf, 0, &no_infer, nullptr};
 inline constexpr OpDesc scalar{OpId::scalar, "scalar", OpKind::creation, 0, &scalar_infer, &scalar_kernel};
-inline constexpr OpDesc cast{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view};
+/// A cast's gradient is the output's, cast back (by the autograd layer) to the input's dtype.
+inline void cast_grad(GradContext& c) { c.set(0, c.grad); }
+inline constexpr OpDesc cast{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view, &cast_grad};
 
 inline constexpr std::array all = {&device_data, &scalar, &cast};
 
