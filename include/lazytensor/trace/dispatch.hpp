@@ -87,6 +87,7 @@ inline Tensor Tensor::detach() const {
   return Tensor(detail::new_impl(t.device, t.meta, t.node, t.data));
 }
 
+namespace detail {
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
 /// eager device, leaving autograd out.
 inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out,
@@ -103,7 +104,6 @@ inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, A
   return Tensor(detail::new_impl(device, out, nullptr, execute_op(op, arrays, attrs, out)));
 }
 
-namespace detail {
 inline bool any_requires_grad(std::span<const Tensor> inputs) {
   for (const Tensor& t : inputs)
     if (t.impl().autograd) return true;
@@ -117,11 +117,11 @@ inline Tensor emit(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs
   if (const GradHooks* hooks = detail::grad_hooks.load(std::memory_order_relaxed);
       hooks != nullptr && detail::any_requires_grad(inputs)) {
     Attrs kept = attrs;
-    Tensor result = emit_untracked(op, inputs, std::move(attrs), out, device);
+    Tensor result = detail::emit_untracked(op, inputs, std::move(attrs), out, device);
     hooks->record(op, inputs, kept, result);
     return result;
   }
-  return emit_untracked(op, inputs, std::move(attrs), out, device);
+  return detail::emit_untracked(op, inputs, std::move(attrs), out, device);
 }
 
 /// Records `op` on `inputs` (all on one device) or, with no inputs, on `device`.
