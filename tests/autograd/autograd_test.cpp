@@ -134,6 +134,18 @@ TEST_P(Autograd, GradientsKeepTheLeafDtype) {
   EXPECT_EQ(w.grad().dtype(), DType::f64);
 }
 
+TEST_P(Autograd, StaticShapesShareTheTensorsHistory) {
+  Device dev = GetParam();
+  Tensor wt = vec({1, -1, 2, 0.5, 3, -2}, dev).reshape({2, 3}).detach().requires_grad_();
+  FixedTensor<2, 3> w{wt};
+  FixedTensor<4, 3> x{vec({1, 2, 3, 4, 5, 6, -1, -2, -3, 0, 1, 0}, dev).reshape({4, 3})};
+  FixedTensor<4, 2> y = relu(linear(x, w));
+  sum(Tensor(y)).backward();
+  // d/dw sum(relu(x w^T)) = (x w^T > 0)^T x
+  Tensor mask = (matmul(Tensor(x), wt.detach().t()) > 0.0).eval().to(DType::f64);
+  EXPECT_EQ(values(wt.grad()), values(matmul(mask.t(), Tensor(x))));
+}
+
 INSTANTIATE_TEST_SUITE_P(BothDevices, Autograd, ::testing::Values(cpu, device()),
                          [](const auto& info) { return info.param.is_lazy() ? std::string("lazy") : std::string("cpu"); });
 
