@@ -73,26 +73,29 @@ inline bool all_structural(const OpDesc& op, const Attrs& a) {
   return op.body.empty() && op.value_ints == 0 && !op.folds_special_values && a.floats.empty();
 }
 
-/// Mixes the structure of `a` into `h`.
-inline hash_t hash_attrs(const OpDesc& op, const Attrs& a, hash_t h) {
-  h = hash_combine(h, a.ints.size());
-  if (all_structural(op, a)) return a.ints.empty() ? h : hash_bytes(a.ints.data(), a.ints.size() * sizeof(std::int64_t), h);
-  constexpr std::size_t inline_words = 32;
-  std::array<std::int64_t, inline_words> small;
-  std::vector<std::int64_t> large;
-  std::size_t n = 0;
-  for_each_structural_word(op, a, [&](std::int64_t w) {
-    if (n < inline_words) {
-      small[n] = w;
+/// Words gathered for one hash call: on the stack while they are few.
+class HashWords {
+ public:
+  void put(std::int64_t w) {
+    if (n_ < inline_words) {
+      small_[n_] = w;
     } else {
-      if (large.empty()) large.assign(small.begin(), small.end());
-      large.push_back(w);
+      if (large_.empty()) large_.assign(small_.begin(), small_.end());
+      large_.push_back(w);
     }
-    ++n;
-  });
-  const std::int64_t* words = large.empty() ? small.data() : large.data();
-  return hash_bytes(words, n * sizeof(std::int64_t), h);
-}
+    ++n_;
+  }
+  hash_t hash(hash_t seed = 0) const {
+    const std::int64_t* words = large_.empty() ? small_.data() : large_.data();
+    return hash_bytes(words, n_ * sizeof(std::int64_t), seed);
+  }
+
+ private:
+  static constexpr std::size_t inline_words = 48;
+  std::array<std::int64_t, inline_words> small_;
+  std::vector<std::int64_t> large_;
+  std::size_t n_ = 0;
+};
 
 /// The structural words of `a`, as a cached plan stores them to check a graph against.
 inline std::vector<std::int64_t> structural_words(const OpDesc& op, const Attrs& a) {

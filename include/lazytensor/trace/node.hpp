@@ -31,11 +31,19 @@ struct Node {
 
 /// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
-  hash_t h = hash_combine(hash_combine(0, op.id), meta.dtype);
-  h = hash_bytes(meta.shape.begin(), meta.shape.size() * sizeof(std::int64_t), hash_combine(h, meta.shape.rank()));
-  h = hash_attrs(op, attrs, hash_combine(h, meta.wrapped_number));
-  for (const NodePtr& in : inputs) h = hash_combine(h, in->hash);
-  return std::make_shared<const Node>(Node{&op, std::move(inputs), h, {}, meta, std::move(attrs), {}});
+  // One buffer of words, hashed once: tracing makes a node per op, and each hash call costs.
+  HashWords words;
+  words.put(static_cast<std::int64_t>(op.id) | static_cast<std::int64_t>(meta.dtype) << 16 |
+            static_cast<std::int64_t>(meta.shape.rank()) << 24 | static_cast<std::int64_t>(meta.wrapped_number) << 32);
+  for (std::int64_t d : meta.shape) words.put(d);
+  words.put(static_cast<std::int64_t>(attrs.ints.size()));
+  if (all_structural(op, attrs)) {
+    for (std::int64_t w : attrs.ints) words.put(w);
+  } else {
+    for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
+  }
+  for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
+  return std::make_shared<const Node>(Node{&op, std::move(inputs), words.hash(), {}, meta, std::move(attrs), {}});
 }
 
 /// The hash of a device_data leaf of `meta`: its shape and dtype, never its data.
