@@ -98,6 +98,14 @@ int main(int argc, char** argv) {
               "in turns; ratio: GFLOP/s / the same run's SGEMM limit, OpenBLAS where found)\n",
               gflop * 1e3, rounds * steps, rounds * sgemms);
   std::printf("  GEMM backend: %s\n", lt::metrics::info("GemmBackend").c_str());
+  {
+    lt::Tensor y = mlp.forward(x);
+    lt::PlanStats stats = lt::debug::plan_stats({y});
+    std::printf("  plan of a step: %d kernel(s), %d product(s) with an epilogue, %d row group(s), %lld intermediate bytes\n",
+                stats.kernels, stats.gemm_epilogues, stats.row_groups, static_cast<long long>(stats.intermediate_bytes));
+    lt::sync();
+    lt::wait_device_ops();
+  }
   for (int threads : {2, 1}) {
     std::vector<std::function<void()>> fs = {eigen_sgemm, step, products};
     std::vector<int> runs = {sgemms, steps, steps};

@@ -79,6 +79,19 @@ TEST(Determinism, W3Mlp) {
   });
 }
 
+TEST(Determinism, ProductsWithEpilogues) {
+  // Products cut into tiles both ways, with ragged edges, each tile running its epilogue on
+  // whichever thread computed it.
+  expect_same_bits_for_every_thread_count("epilogues", [] {
+    Tensor x = randn({300, 257}, device()), w = randn({520, 257}, device()), b = randn({520}, device());
+    Tensor r = randn({300, 520}, device()), a = randn({4, 129, 70}, device()), c = randn({70, 130}, device());
+    Tensor mm = x.matmul(w.t());
+    Tensor y = gelu(mm + b) * r;
+    Tensor batched = relu(a.matmul(c) - 0.5f);
+    return std::vector<Tensor>{y, batched, mm};
+  });
+}
+
 TEST(Determinism, TrainingLikeStep) {
   // Forward, a loss, hand-written gradients of a linear layer and an SGD update.
   expect_same_bits_for_every_thread_count("training-like", [] {

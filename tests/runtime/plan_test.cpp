@@ -13,36 +13,12 @@
 
 #include <lazytensor/lazytensor.hpp>
 
+#include "plan_oracle.hpp"
+
 namespace lt {
 namespace {
 
-std::vector<NodePtr> roots_of(const std::vector<Tensor>& ts) {
-  std::vector<NodePtr> roots;
-  for (const Tensor& t : ts) roots.push_back(t.impl().node);
-  return roots;
-}
-
-bool same_bits(const Array& a, const Array& b) {
-  if (a.view.dtype != b.view.dtype || a.view.shape != b.view.shape) return false;
-  Array ca = Array::empty(a.view.dtype, a.view.shape), cb = Array::empty(b.view.dtype, b.view.shape);
-  if (ca.view.numel() == 0) return true;
-  kernels::copy_into(a.view, ca.view);
-  kernels::copy_into(b.view, cb.view);
-  return std::memcmp(ca.view.data, cb.view.data, static_cast<std::size_t>(ca.view.numel()) * itemsize(a.view.dtype)) == 0;
-}
-
-/// Runs the pending graph of `ts` both ways, without cutting it, and compares bit for bit.
-PlanStats expect_plan_matches_reference(const std::vector<Tensor>& ts, const std::string& where) {
-  std::vector<NodePtr> roots = roots_of(ts);
-  Schedule schedule = make_schedule(roots);
-  Plan plan = make_plan(schedule);
-  std::vector<Array> fused = run_plan(plan, schedule), reference = run_reference(roots);
-  EXPECT_EQ(fused.size(), reference.size());
-  if (fused.size() != reference.size()) return plan.stats;
-  for (std::size_t k = 0; k < fused.size(); ++k)
-    EXPECT_TRUE(same_bits(fused[k], reference[k])) << where << ": root " << k << "\n" << debug::ir_text(ts);
-  return plan.stats;
-}
+using oracle::expect_plan_matches_reference;
 
 TEST(Plan, W1WrittenOpByOpIsOneKernelWithNoIntermediates) {
   const std::int64_t n = 100003;  // not a multiple of the tile
@@ -138,27 +114,34 @@ TEST(Plan, IntermediatesShareOneArenaByTheirLives) {
   EXPECT_EQ(stats.intermediate_bytes, 3 * bytes);
   EXPECT_EQ(stats.arena_bytes, 2 * bytes);
   expect_plan_matches_reference({out}, "matmul chain");
-  // exp, alone between two matmuls, is the last reader of its input and writes over it.
-  Tensor t = matmul(a, a), u = exp(t), v = matmul(u, a);
+  // exp, alone after a copying flip, is the last reader of its input and writes over it.
+  Tensor t = flip(a, Dims{0}), u = exp(t), v = matmul(u, a);
   stats = debug::plan_stats({v});
   EXPECT_EQ(stats.intermediate_bytes, 2 * bytes);
   EXPECT_EQ(stats.arena_bytes, bytes);
   expect_plan_matches_reference({v}, "in place");
+  // After a matmul, exp is its epilogue: only exp's result is made.
+  Tensor t2 = matmul(a, a), u2 = exp(t2), v2 = matmul(u2, a);
+  stats = debug::plan_stats({v2});
+  EXPECT_EQ(stats.intermediate_bytes, bytes);
+  EXPECT_EQ(stats.arena_bytes, bytes);
+  expect_plan_matches_reference({v2}, "epilogue");
   // A value that is read back (a root) never lives in the arena.
   stats = debug::plan_stats({v, t});
   EXPECT_EQ(stats.arena_bytes, bytes);
   expect_plan_matches_reference({v, t}, "root kept");
 }
 
-/// Random step graphs: mixed elementwise ops, broadcasts, views, reductions and matmuls, each
-/// run by a plan and by the reference executor. The plan must agree bit for bit (tolerance 0):
-/// a fused group runs each op's own kernel on tiles, in the same order of operations.
+/// Random step graphs: mixed elementwise ops, broadcasts, views, reductions and matmuls (with
+/// and without elementwise ops on their results), each run by a plan and by the reference
+/// executor. The plan must agree bit for bit (tolerance 0): a fused group runs each op's own
+/// kernel on tiles, in the same order of operations, and a product's tiles are its own.
 TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
   constexpr int graphs = 2000;
   const std::uint64_t seed = 20261122;
   std::mt19937_64 rng(seed);
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  int fused_groups = 0, fused_ops = 0, row_groups = 0;
+  int fused_groups = 0, fused_ops = 0, row_groups = 0, gemm_epilogues = 0;
   // [2, 2500]: rows longer than a reduction chunk.
   const std::vector<Shape> shapes = {{6, 37}, {37}, {6, 1}, {1, 37}, {}, {3, 6, 37}, {2, 2500}};
   for (int gi = 0; gi < graphs; ++gi) {
@@ -173,8 +156,10 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
     for (int k = 0; k < ops; ++k) {
       const Tensor& x = pool[pick(pool.size())];
       const Tensor& y = pool[pick(pool.size())];
+      // A product's operand with 37 columns: x when it has them, else the transposed [6, 37].
+      const Tensor& x37 = x.dim() >= 1 && x.size(-1) == 37 ? x : pool[3];
       try {
-        switch (pick(20)) {
+        switch (pick(24)) {
           case 0: pool.push_back(x + y); break;
           case 1: pool.push_back(x * y); break;
           case 2: pool.push_back(x - y * 0.5); break;  // a fragment inside the graph
@@ -195,6 +180,13 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
           case 16: if (x.dim() > 0) pool.push_back((x - mean(x, -1, true)) * rsqrt(var(x, Dims{x.dim() - 1}, 0, true) + 1e-5)); break;
           case 17: if (x.dim() > 0) pool.push_back(amin(x, -1) + 1.0); break;
           case 18: pool.push_back(sum(x * y)); break;
+          // Products of the pool's shapes, which later ops read as epilogues, and products
+          // with their epilogue written out: [37] and [.., 37] times [37, 37] (a transposed
+          // weight, as linear has it), batched, vectors.
+          case 19: pool.push_back(matmul(x37, randn({37, 37}, device()).t())); break;
+          case 20: pool.push_back(relu(matmul(x37, randn({37, 37}, device())) + y)); break;
+          case 21: pool.push_back(linear(x37, randn({37, 37}, device()), y.dim() == 1 ? y : randn({37}, device())) * 0.5 - x37); break;
+          case 22: pool.push_back(tanh(matmul(randn({3, 37, 37}, device()), pool[3].t()).transpose(1, 2)) + 1.0); break;
           default: pool.push_back(sigmoid(x) * x); break;
         }
       } catch (const Error&) {
@@ -211,14 +203,17 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
     fused_groups += stats.fused_groups;
     fused_ops += stats.fused_ops;
     row_groups += stats.row_groups;
+    gemm_epilogues += stats.gemm_epilogues;
     if (::testing::Test::HasFailure()) break;  // the first failing graph is the useful one
   }
   // The graphs exercise fusion, not only single ops.
   EXPECT_GT(fused_groups, graphs / 2);
   EXPECT_GT(fused_ops, 2 * fused_groups);
   EXPECT_GT(row_groups, graphs / 4);
-  std::printf("random graphs: %d fused groups holding %d ops, %d of them around reductions\n", fused_groups, fused_ops,
-              row_groups);
+  EXPECT_GT(gemm_epilogues, graphs / 8);
+  std::printf("random graphs from seed %llu: %d fused groups holding %d ops, %d of them around reductions, %d on "
+              "products\n",
+              static_cast<unsigned long long>(seed), fused_groups, fused_ops, row_groups, gemm_epilogues);
 }
 
 }  // namespace

@@ -5,9 +5,13 @@
 // the trailing dims its reductions reduce (1 when it has none), and a tile is a block of whole
 // rows. Members are elementwise ops over the full index space, reductions over the trailing
 // dims, and elementwise ops over their results (one value per row): softmax, log_softmax and
-// layer norm become one pass over memory. Grouping looks at op kinds and descriptor traits
-// only, never at a particular op.
+// layer norm become one pass over memory. A contraction that runs tile by tile (a matmul) leads
+// a group of its own kind: the elementwise ops over its full output (bias, activation,
+// residual) run on each of its tiles right after the tile is computed, so its result reaches
+// memory only when something outside the group reads it. Grouping looks at op kinds and
+// descriptor traits only, never at a particular op.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -17,6 +21,7 @@
 #include "lazytensor/compile/schedule.hpp"
 #include "lazytensor/ops/attrs_key.hpp"
 #include "lazytensor/ops/reduction.hpp"
+#include "lazytensor/ops/tiled_product.hpp"
 
 namespace lt {
 
@@ -25,6 +30,7 @@ enum class MemberRole : std::uint8_t {
   full,      // rows x row values
   row,       // one value per row: a reduction, or elementwise ops on reductions' results
   constant,  // a zero-dim constant (a C++ scalar operand): one value per tile
+  product,   // a tiled contraction leading its group (always member 0): reads its inputs whole
 };
 
 /// A node run inside a fusion group, on tile-sized views.
@@ -50,6 +56,8 @@ struct FusionGroup {
   std::vector<GroupExternal> externals;
 
   std::int64_t rows() const { return shape.numel() / row; }
+  /// Led by a tiled product: the other members run on each tile of its output.
+  bool led_by_product() const { return !members.empty() && members[0].role == MemberRole::product; }
 };
 
 struct PlanStep {
@@ -59,11 +67,13 @@ struct PlanStep {
 
 /// What a plan does, for tests and metrics.
 struct PlanStats {
-  int kernels = 0;        // kernel launches per run: groups and nodes run alone
+  int kernels = 0;        // kernel launches per run: groups and nodes run alone, views aside
+  int views = 0;          // view ops run alone: aliases of their input (a copy only where its layout forbids)
   int fused_groups = 0;   // groups of two or more ops
   int fused_ops = 0;      // ops inside those groups (constants not counted)
   int row_groups = 0;     // groups holding a reduction with its producers and consumers
-  std::int64_t intermediate_bytes = 0;  // values made in full and consumed within the step
+  int gemm_epilogues = 0; // groups led by a product, running elementwise ops on its tiles
+  std::int64_t intermediate_bytes = 0;  // values made in full (not views) and consumed within the step
   std::int64_t arena_bytes = 0;  // the one block those values share, placed by their lives
 };
 
@@ -103,6 +113,15 @@ inline bool fusible(const Node& n) {
 inline bool inline_constant(const Node& n) {
   return n.op->kind == OpKind::creation && n.op->arity == 0 && n.meta.shape.rank() == 0;
 }
+/// A contraction that can hand its output over tile by tile, for these operands.
+inline bool tiled_product(const Node& n, const Schedule& s, std::span<const int> inputs) {
+  if (n.op->kind != OpKind::contraction || n.op->tiled == nullptr || n.meta.shape.rank() == 0 ||
+      n.meta.shape.numel() == 0 || inputs.size() > 4)
+    return false;
+  std::array<Meta, 4> in;
+  for (std::size_t k = 0; k < inputs.size(); ++k) in[k] = s.order[static_cast<std::size_t>(inputs[k])]->meta;
+  return n.op->tiled->fits(std::span<const Meta>(in.data(), inputs.size()), n.meta);
+}
 
 /// The first dim of a reduction's trailing reduced dims, or -1 when they are not trailing.
 inline int trailing_reduced_from(const Node& n, const Shape& in) {
@@ -136,6 +155,8 @@ class Grouper {
       for (int q : inputs(p))
         if (int g = group_of_[idx(q)]; g >= 0 && try_join_elementwise(p, g)) return;
       start(p, node.meta.shape, MemberRole::full);
+    } else if (tiled_product(node, s_, inputs(p))) {
+      start(p, node.meta.shape, MemberRole::product);
     } else if (node.op->kind == OpKind::reduction) {
       const Node& in = at(inputs(p)[0]);
       int from = trailing_reduced_from(node, in.meta.shape);
@@ -146,7 +167,8 @@ class Grouper {
       // full (layer norm's mean and variance of x), when that group's rows are its rows.
       int q = inputs(p)[0], g = role_[idx(q)] == MemberRole::full ? group_of_[idx(q)] : -1;
       if (g < 0 && !full_readers_[idx(q)].empty()) g = full_readers_[idx(q)].back();
-      if (g >= 0 && groups_[idx(g)].shape == in.meta.shape &&
+      // A product's tiles are blocks of rows and columns, not whole rows: it takes no reduction.
+      if (g >= 0 && role_[idx(first_[idx(g)])] != MemberRole::product && groups_[idx(g)].shape == in.meta.shape &&
           (groups_[idx(g)].reduced_from < 0 || groups_[idx(g)].reduced_from == from)) {
         join(p, g, MemberRole::row);
       } else {
@@ -180,7 +202,8 @@ class Grouper {
     group_of_[idx(p)] = g;
     role_[idx(p)] = role;
     members_[idx(g)].push_back(p);
-    // What it reads from outside over the full index space, other reductions may share.
+    // What it reads from outside over the full index space, other reductions may share (a
+    // product reads its inputs whole, over their own shapes).
     if (role == MemberRole::full || at(p).op->kind == OpKind::reduction)
       for (int q : inputs(p))
         if (group_of_[idx(q)] != g && (full_readers_[idx(q)].empty() || full_readers_[idx(q)].back() != g))
@@ -239,11 +262,17 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
     MemberRole r = role[static_cast<std::size_t>(p)];
     GroupMember m{p, r, {}, {}};
     if (node.op->kind == OpKind::reduction) m.row_attrs = reduction::attrs_over_rows(node.attrs);
-    // A reduction reads the full index space; other members read in their own.
+    // A reduction reads the full index space; a product its inputs whole; other members read
+    // in their own index space.
     const Shape& reads_in = node.op->kind == OpKind::reduction || r == MemberRole::full ? group.shape : node.meta.shape;
     for (int q : s.inputs[static_cast<std::size_t>(p)]) {
+      const Node& in = *s.order[static_cast<std::size_t>(q)];
+      if (r == MemberRole::product) {
+        m.inputs.push_back(-1 - external_index(q, in.meta.shape));
+        continue;
+      }
       int k = member_index(q);
-      if (k < 0 && inline_constant(*s.order[static_cast<std::size_t>(q)])) {
+      if (k < 0 && inline_constant(in)) {
         group.members.push_back({q, MemberRole::constant, {}, {}});
         member_at.push_back(q);
         k = static_cast<int>(member_at.size()) - 1;
@@ -349,8 +378,11 @@ inline Plan make_plan(const Schedule& s) {
     bool inlined = detail::inline_constant(node);
     int g = group_of[idx(p)];
     bool outside_reader = is_root[idx(p)] != 0;
+    // An inline constant is recomputed in the groups that read it, except by a product, which
+    // reads its inputs whole.
     for (int c : consumers[idx(p)])
-      outside_reader = outside_reader || (inlined ? group_of[idx(c)] < 0 : group_of[idx(c)] != g);
+      outside_reader = outside_reader || (inlined ? group_of[idx(c)] < 0 || grouper.role_[idx(c)] == MemberRole::product
+                                                  : group_of[idx(c)] != g);
     plan.materialized[idx(p)] = (g < 0 && !inlined) || outside_reader;
   }
 
@@ -360,16 +392,18 @@ inline Plan make_plan(const Schedule& s) {
     if (node.is_data() || (g < 0 && !plan.materialized[idx(p)])) continue;
     if (g >= 0 && grouper.first_[idx(g)] != p) continue;
     plan.steps.push_back({p, g});
-    ++plan.stats.kernels;
+    const bool view = g < 0 && node.op->view != nullptr;
+    ++(view ? plan.stats.views : plan.stats.kernels);
     if (g >= 0) {
       ++plan.stats.fused_groups;
       plan.stats.row_groups += plan.groups[idx(g)].reduced_from >= 0;
+      plan.stats.gemm_epilogues += plan.groups[idx(g)].led_by_product();
       plan.stats.fused_ops += static_cast<int>(grouper.members_[idx(g)].size());
     }
   }
   detail::plan_arena(plan, s, group_of, consumers);
   for (int p = 0; p < n; ++p)
-    if (plan.materialized[idx(p)] && !is_root[idx(p)])
+    if (plan.materialized[idx(p)] && !is_root[idx(p)] && s.order[idx(p)]->op->view == nullptr)
       plan.stats.intermediate_bytes +=
           s.order[idx(p)]->meta.shape.numel() * static_cast<std::int64_t>(itemsize(s.order[idx(p)]->meta.dtype));
   return plan;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lazytensor/compile/plan.hpp"
+#include "lazytensor/ops/registry.hpp"
 
 namespace lt {
 
@@ -98,6 +99,46 @@ inline void check_position(std::int64_t p, std::size_t n, const char* what) {
   LT_CHECK(p >= 0 && static_cast<std::size_t>(p) < n, "plan: ", what, " ", p, " is out of range");
 }
 
+/// A group member runs the kind of op its role runs on tiles: an elementwise op or a fragment
+/// (full or one per row), a reduction (one per row), a constant, or a tiled product.
+inline void check_member_op(OpId id, MemberRole role) {
+  const OpDesc* op = find_op(id);
+  bool fits = false;
+  switch (role) {
+    case MemberRole::full: fits = id == OpId::fragment || (op != nullptr && op->kind == OpKind::elementwise); break;
+    case MemberRole::row:
+      fits = id == OpId::fragment || (op != nullptr && (op->kind == OpKind::elementwise || op->kind == OpKind::reduction));
+      break;
+    case MemberRole::constant: fits = op != nullptr && op->kind == OpKind::creation && op->arity == 0; break;
+    case MemberRole::product: fits = op != nullptr && op->tiled != nullptr; break;
+  }
+  LT_CHECK(fits, "plan: op ", static_cast<int>(id), " cannot run as this group member");
+}
+
+/// A group led by a product is what make_plan builds: the product first, reading whole values
+/// of their own shapes, then members over its full output shape, reading it over that shape.
+inline void check_product_group(const Plan& plan, const FusionGroup& g) {
+  const GroupMember& product = g.members[0];
+  const OpDesc* op = find_op(plan.nodes[static_cast<std::size_t>(product.position)].op);
+  LT_CHECK(op != nullptr && op->tiled != nullptr && g.row == 1 && g.reduced_from == -1 &&
+               plan.nodes[static_cast<std::size_t>(product.position)].meta.shape == g.shape,
+           "plan: a malformed product group");
+  for (int k : product.inputs) {
+    LT_CHECK(k < 0, "plan: a product reads inside its group");
+    const GroupExternal& e = g.externals[static_cast<std::size_t>(-1 - static_cast<std::int64_t>(k))];
+    LT_CHECK(e.index_space == plan.nodes[static_cast<std::size_t>(e.position)].meta.shape, "plan: a product input of the wrong shape");
+  }
+  for (std::size_t i = 1; i < g.members.size(); ++i) {
+    const GroupMember& m = g.members[i];
+    const Meta& meta = plan.nodes[static_cast<std::size_t>(m.position)].meta;
+    LT_CHECK((m.role == MemberRole::full && meta.shape == g.shape) || (m.role == MemberRole::constant && meta.shape.rank() == 0),
+             "plan: a malformed member of a product group");
+    for (int k : m.inputs)
+      LT_CHECK(k >= 0 || g.externals[static_cast<std::size_t>(-1 - static_cast<std::int64_t>(k))].index_space == g.shape,
+               "plan: an epilogue input of the wrong index space");
+  }
+}
+
 }  // namespace detail
 
 /// The plan as bytes (the reader below takes them back).
@@ -136,7 +177,7 @@ inline std::vector<std::byte> serialize_plan(const Plan& plan) {
   w.put_all(plan.materialized);
   w.put_all(plan.arena_offset);
   const PlanStats& st = plan.stats;
-  for (int v : {st.kernels, st.fused_groups, st.fused_ops, st.row_groups}) w.put(v);
+  for (int v : {st.kernels, st.views, st.fused_groups, st.fused_ops, st.row_groups, st.gemm_epilogues}) w.put(v);
   w.put(st.intermediate_bytes);
   w.put(st.arena_bytes);
   return w.take();
@@ -182,8 +223,10 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
       m.position = r.get<int>();
       check_position(m.position, n, "group member");
       auto role = r.get<std::uint8_t>();
-      LT_CHECK(role <= static_cast<std::uint8_t>(MemberRole::constant), "plan: member role ", int(role), " is out of range");
+      LT_CHECK(role <= static_cast<std::uint8_t>(MemberRole::product), "plan: member role ", int(role), " is out of range");
       m.role = static_cast<MemberRole>(role);
+      LT_CHECK(m.role != MemberRole::product || &m == g.members.data(), "plan: a product that does not lead its group");
+      detail::check_member_op(plan.nodes[static_cast<std::size_t>(m.position)].op, m.role);
       m.inputs = r.get_all<int>();
       m.row_attrs.ints = r.get_all<std::int64_t>();
     }
@@ -198,6 +241,7 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
         LT_CHECK(k < 0 ? static_cast<std::size_t>(-1 - static_cast<std::int64_t>(k)) < g.externals.size()
                        : static_cast<std::size_t>(k) < i,
                  "plan: a group member reads past its group");
+    if (g.led_by_product()) detail::check_product_group(plan, g);
   }
   for (const PlanStep& s : steps) {
     check_position(s.position, n, "step");
@@ -208,7 +252,7 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
   plan.arena_offset = r.get_all<std::int64_t>();
   LT_CHECK(plan.materialized.size() == n && plan.arena_offset.size() == n, "plan: per-node tables of the wrong size");
   PlanStats& st = plan.stats;
-  for (int* v : {&st.kernels, &st.fused_groups, &st.fused_ops, &st.row_groups}) *v = r.get<int>();
+  for (int* v : {&st.kernels, &st.views, &st.fused_groups, &st.fused_ops, &st.row_groups, &st.gemm_epilogues}) *v = r.get<int>();
   st.intermediate_bytes = r.get<std::int64_t>();
   st.arena_bytes = r.get<std::int64_t>();
   LT_CHECK(st.arena_bytes >= 0, "plan: a negative arena size");

@@ -10,6 +10,7 @@
 #include "lazytensor/ops/kernels/gemm.hpp"
 #include "lazytensor/ops/kernels/gemm_tiles.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/tiled_product.hpp"
 
 namespace lt::contraction {
 
@@ -56,11 +57,26 @@ inline Meta matmul_infer(std::span<const Meta> in, const Attrs&) {
   return {out, result_type(in)};
 }
 
-inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs&) {
-  DType t = kernels::compute_dtype(out.dtype);
-  Array keep_a, keep_b, keep_c;
+/// The output of a matmul of these operands as [batches, n, m] matrices (vectors count as
+/// one-row or one-column matrices, as in matmul_infer).
+inline TileGeometry matmul_geometry(std::span<const Meta> in, const Meta& out) {
+  MatrixOperand l(in[0].shape, contiguous_strides(in[0].shape), true), r(in[1].shape, contiguous_strides(in[1].shape), false);
+  const std::int64_t matrix = l.rows * r.cols;
+  return {matrix > 0 ? out.shape.numel() / matrix : 0, l.rows, r.cols};
+}
+
+/// Whether a matmul writes its result in its own dtype, so that it can run tile by tile into
+/// the caller's memory (integers narrower than i64 are computed in i64, then narrowed).
+inline bool matmul_fits_tiles(std::span<const Meta> in, const Meta& out) {
+  return in.size() == 2 && kernels::compute_dtype(out.dtype) == out.dtype && out.shape.numel() > 0;
+}
+
+/// The product tile by tile, each tile where `sink` places it: the one path both the op's
+/// kernel and a fused epilogue take, so both compute the same bits.
+inline void matmul_tiles(std::span<const View> in, const Meta& out, const Attrs&, TileSink& sink) {
+  const DType t = out.dtype;
+  Array keep_a, keep_b;
   View a = as_dtype(in[0], t, keep_a), b = as_dtype(in[1], t, keep_b);
-  View c = out.dtype == t ? out : (keep_c = Array::empty(t, out.shape)).view;
   MatrixOperand l(a.shape, a.strides, true), r(b.shape, b.strides, false);
   Shape batch;
   try_broadcast(l.batch, r.batch, batch);
@@ -68,14 +84,49 @@ inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs
   std::int64_t n = l.rows, k = l.cols, m = r.cols, batches = batch.numel();
   // Batches and tiles of each product together, so that one large product still uses every core.
   kernels::visit_compute(t, [&]<class T>(Tag<T>) {
-    kernels::parallel_gemm<T>(batches, n, k, m, [&](std::int64_t bi) {
-      kernels::OffsetWalker wa(batch, la, bi), wb(batch, rb, bi);
-      return kernels::GemmArgs<T>{a.ptr<T>() + wa.offset(), l.row_stride, l.col_stride, b.ptr<T>() + wb.offset(),
-                                  r.row_stride, r.col_stride, c.ptr<T>() + bi * n * m, m, n, k, m};
-    });
+    kernels::parallel_gemm_placed<T>(
+        batches, n, k, m,
+        [&](std::int64_t bi) {
+          kernels::OffsetWalker wa(batch, la, bi), wb(batch, rb, bi);
+          return kernels::GemmArgs<T>{a.ptr<T>() + wa.offset(), l.row_stride, l.col_stride, b.ptr<T>() + wb.offset(),
+                                      r.row_stride, r.col_stride, nullptr, m, n, k, m};
+        },
+        [&](std::int64_t bi, kernels::GemmTile tile, std::int64_t& ldc) {
+          return reinterpret_cast<T*>(sink.place({bi, tile.i0, tile.rows, tile.j0, tile.cols}, ldc));
+        },
+        [&](std::int64_t bi, const kernels::GemmArgs<T>&, kernels::GemmTile tile) {
+          sink.done({bi, tile.i0, tile.rows, tile.j0, tile.cols});
+        });
   });
+}
+
+/// Places each tile in a contiguous [batches, n, m] array: the op run alone.
+class TilesInPlace final : public TileSink {
+ public:
+  TilesInPlace(const View& c, TileGeometry g) : c_(c), g_(g) {}
+  std::byte* place(const OutputTile& t, std::int64_t& ld) override {
+    ld = g_.m;
+    return c_.data + ((t.batch * g_.n + t.i0) * g_.m + t.j0) * static_cast<std::int64_t>(itemsize(c_.dtype));
+  }
+  void done(const OutputTile&) override {}
+
+ private:
+  View c_;
+  TileGeometry g_;
+};
+
+inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  const DType t = kernels::compute_dtype(out.dtype);
+  const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};
+  const Meta computed{out.shape, t};
+  Array keep_c;
+  View c = out.dtype == t ? out : (keep_c = Array::empty(t, out.shape)).view;
+  TilesInPlace sink(c, matmul_geometry(metas, computed));
+  matmul_tiles(in, computed, attrs, sink);
   if (c.data != out.data) kernels::copy_strided(c, out);
 }
+
+inline constexpr TiledProduct matmul_tiled{&matmul_fits_tiles, &matmul_geometry, &matmul_tiles};
 
 /// attrs.ints: {stride h, stride w, pad h, pad w, dilation h, dilation w, groups}.
 struct ConvParams {
@@ -142,8 +193,14 @@ inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs
   });
 }
 
-inline constexpr OpDesc matmul{OpId::matmul, "matmul", OpKind::contraction, 2, &matmul_infer, &matmul_kernel, nullptr,
-                               &grad::rule::matmul};
+inline constexpr OpDesc matmul{.id = OpId::matmul,
+                               .name = "matmul",
+                               .kind = OpKind::contraction,
+                               .arity = 2,
+                               .infer = &matmul_infer,
+                               .kernel = &matmul_kernel,
+                               .grad = &grad::rule::matmul,
+                               .tiled = &matmul_tiled};
 inline constexpr OpDesc conv2d{OpId::conv2d, "conv2d", OpKind::contraction, 2, &conv2d_infer, &conv2d_kernel, nullptr,
                                &grad::rule::conv2d};
 

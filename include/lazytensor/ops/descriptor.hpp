@@ -58,6 +58,7 @@ using GradFn = void (*)(GradContext&);
 inline void not_differentiable(GradContext&) {}
 
 struct OpDesc;
+struct TiledProduct;  // ops/tiled_product.hpp
 /// The dtype an elementwise op computes in, given its operands and result dtype.
 using ComputeFn = DType (*)(std::span<const Meta> in, DType out);
 
@@ -88,6 +89,9 @@ struct OpDesc {
   /// A C++ scalar operand: whether its value is 0, 1 or another number enters the key, as XLA
   /// folds 0 and 1 into the graph (LT_NO_SPECIAL_SCALARS=1 turns that off).
   bool folds_special_values = false;
+  /// A contraction that can hand its output over tile by tile (ops/tiled_product.hpp): plans
+  /// run its elementwise consumers on each tile while it is in cache.
+  const TiledProduct* tiled = nullptr;
 };
 
 /// `d` with its gradient rule: `inline constexpr auto exp = with_grad(elementwise_op<...>(...), &rule);`

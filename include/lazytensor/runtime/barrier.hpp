@@ -36,13 +36,14 @@ inline bool fusion_enabled() {
 struct PreparedStep {
   Schedule schedule;
   std::shared_ptr<const Plan> plan;  // null: compiled when the step runs
+  std::vector<NodePtr> roots;        // where set: holds nodes made for the step, which the schedule points at
 };
 
 /// On the barrier's thread: walks the graph of `roots` and looks up its plan. A cached plan is
 /// checked against the graph before it is taken (a mismatch counts as CacheCollision and
 /// compiles). Inside an lt::expect_cached scope a graph that would compile raises lt::Error.
 inline PreparedStep prepare_step(std::span<const NodePtr> roots) {
-  PreparedStep p{make_schedule(roots), nullptr};
+  PreparedStep p{make_schedule(roots), nullptr, {}};
   if (fusion_enabled()) {
     static metrics::Counter& collisions = metrics::counter_handle("CacheCollision");
     // A plan is taken only after it is checked against the graph: keys can collide.
@@ -101,7 +102,11 @@ inline PreparedStep prepare_targets(std::span<const std::shared_ptr<TensorImpl>>
   std::vector<NodePtr> roots;
   roots.reserve(targets.size());
   for (const auto& t : targets) roots.push_back(t->node);
-  return prepare_step(without_failed_leaves(roots));
+  // A failed leaf is replaced by a node of the graph it stands for: nothing else holds it.
+  std::vector<NodePtr> kept = without_failed_leaves(roots);
+  PreparedStep p = prepare_step(kept);
+  p.roots = std::move(kept);
+  return p;
 }
 
 /// Runs `prepared` on this thread and rebinds each target to a device_data leaf of its value.

@@ -4,6 +4,7 @@
 // consumer, so the values that stay inside the group live in a per-thread scratch buffer that
 // fits in cache. Each member computes exactly what it computes alone (a reduction reduces each
 // row in the same chunks), so a plan's results equal the reference executor's bit for bit.
+// A group led by a product runs its epilogue on the product's tiles (product_group.hpp).
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/runtime/product_group.hpp"
 
 namespace lt {
 
@@ -37,6 +39,18 @@ inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
   std::int64_t offset = plan.arena_offset[static_cast<std::size_t>(p)];
   if (offset < 0) return Array::empty(m.dtype, m.shape);
   return Array{arena, View{arena.data() + offset, m.dtype, m.shape, contiguous_strides(m.shape)}};
+}
+
+/// The members of a group led by a product: their runs counted, the arrays of those made in
+/// full in place; then the product runs with its epilogue on each tile.
+inline void run_group_led_by_product(const Plan& plan, const Schedule& s, const FusionGroup& g, const Buffer& arena,
+                                     std::vector<Array>& values) {
+  for (const GroupMember& m : g.members) {
+    count_run(*s.order[static_cast<std::size_t>(m.position)]->op);
+    if (plan.materialized[static_cast<std::size_t>(m.position)])
+      values[static_cast<std::size_t>(m.position)] = output_array(plan, arena, m.position);
+  }
+  run_product_group(plan, s, g, values);
 }
 
 inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g, const Buffer& arena,
@@ -160,7 +174,8 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   for (const PlanStep& step : plan.steps) {
     if (step.group >= 0) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
-      detail::run_group(plan, s, g, arena, values);
+      if (g.led_by_product()) detail::run_group_led_by_product(plan, s, g, arena, values);
+      else detail::run_group(plan, s, g, arena, values);
       for (const GroupMember& m : g.members)
         if (m.role != MemberRole::constant) release_inputs(m.position);
       continue;

@@ -60,13 +60,28 @@ inline GemmTiling gemm_tiling(std::int64_t n, std::int64_t k, std::int64_t m) {
   return {n, m, rows, cols, std::max<std::int64_t>(1, ceil_div(n, rows)), std::max<std::int64_t>(1, ceil_div(m, cols))};
 }
 
+/// Computes tile t of product g into `c`, rows `ldc` apart, instead of into g's own C. The
+/// library sees the same operands and extents as for gemm_tile(g, t), so the bits are the same.
+template <class T>
+void gemm_tile_into(const GemmArgs<T>& g, GemmTile t, T* c, std::int64_t ldc) {
+  GemmArgs<T> at = g;
+  at.a = g.a + t.i0 * g.a_row;
+  at.b = g.b + t.j0 * g.b_col;
+  at.c = c;
+  at.ldc = ldc;
+  at.n = t.rows;
+  at.m = t.cols;
+  gemm_tile<T>(at, {0, t.rows, 0, t.cols});
+}
+
 /// Runs `batches` products of one shape [n, k] x [k, m], tile by tile in parallel.
-/// `product_of(bi)` gives the GemmArgs<T> of product bi. `on_tile(bi, args, tile)` runs right
-/// after each tile, on the thread that computed it, while the tile is still in cache: the place
-/// for an elementwise epilogue (bias, activation) that must not make a second pass over C.
-template <class T, class ProductOf, class OnTile>
-void parallel_gemm(std::int64_t batches, std::int64_t n, std::int64_t k, std::int64_t m, ProductOf&& product_of,
-                   OnTile&& on_tile) {
+/// `product_of(bi)` gives the GemmArgs<T> of product bi (its C unused). `place(bi, tile, ldc)`
+/// returns where the tile goes (a T*, rows `ldc` apart), and `on_tile(bi, args, tile)` runs
+/// right after the tile is computed, on the same thread, while the tile is still in cache: the
+/// place for an elementwise epilogue (bias, activation) that must not make a second pass over C.
+template <class T, class ProductOf, class Place, class OnTile>
+void parallel_gemm_placed(std::int64_t batches, std::int64_t n, std::int64_t k, std::int64_t m, ProductOf&& product_of,
+                          Place&& place, OnTile&& on_tile) {
   if (batches <= 0 || n <= 0 || m <= 0) return;
   const GemmTiling tiling = gemm_tiling(n, k, m);
   const std::int64_t tiles = tiling.count();
@@ -80,10 +95,26 @@ void parallel_gemm(std::int64_t batches, std::int64_t n, std::int64_t k, std::in
                       const std::int64_t bi = task / tiles;
                       const GemmArgs<T> g = product_of(bi);
                       const GemmTile t = tiling.tile(task % tiles);
-                      gemm_tile<T>(g, t);
+                      std::int64_t ldc = 0;
+                      T* c = place(bi, t, ldc);
+                      gemm_tile_into<T>(g, t, c, ldc);
                       on_tile(bi, g, t);
                     }
                   });
+}
+
+/// parallel_gemm_placed with every tile in its place in g's own C.
+template <class T, class ProductOf, class OnTile>
+void parallel_gemm(std::int64_t batches, std::int64_t n, std::int64_t k, std::int64_t m, ProductOf&& product_of,
+                   OnTile&& on_tile) {
+  parallel_gemm_placed<T>(
+      batches, n, k, m, product_of,
+      [&](std::int64_t bi, GemmTile t, std::int64_t& ldc) {
+        const GemmArgs<T> g = product_of(bi);
+        ldc = g.ldc;
+        return g.c + t.i0 * g.ldc + t.j0;
+      },
+      on_tile);
 }
 
 template <class T, class ProductOf>

@@ -1,0 +1,50 @@
+#pragma once
+// The oracle the plan tests share: a pending graph run by its plan and by the reference
+// executor, compared bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <lazytensor/lazytensor.hpp>
+
+namespace lt::oracle {
+
+inline std::vector<NodePtr> roots_of(const std::vector<Tensor>& ts) {
+  std::vector<NodePtr> roots;
+  for (const Tensor& t : ts) roots.push_back(t.impl().node);
+  return roots;
+}
+
+inline bool same_bits(const Array& a, const Array& b) {
+  if (a.view.dtype != b.view.dtype || a.view.shape != b.view.shape) return false;
+  Array ca = Array::empty(a.view.dtype, a.view.shape), cb = Array::empty(b.view.dtype, b.view.shape);
+  if (ca.view.numel() == 0) return true;
+  kernels::copy_into(a.view, ca.view);
+  kernels::copy_into(b.view, cb.view);
+  return std::memcmp(ca.view.data, cb.view.data, static_cast<std::size_t>(ca.view.numel()) * itemsize(a.view.dtype)) == 0;
+}
+
+/// Runs the results of `plan` on `schedule` and the reference executor on the same graph,
+/// without cutting it, and expects the same bits.
+inline void expect_same_bits_as_reference(const Plan& plan, const Schedule& schedule, const std::vector<Tensor>& ts,
+                                          const std::string& where) {
+  std::vector<NodePtr> roots = roots_of(ts);
+  std::vector<Array> fused = run_plan(plan, schedule), reference = run_reference(roots);
+  EXPECT_EQ(fused.size(), reference.size());
+  if (fused.size() != reference.size()) return;
+  for (std::size_t k = 0; k < fused.size(); ++k)
+    EXPECT_TRUE(same_bits(fused[k], reference[k])) << where << ": root " << k << "\n" << debug::ir_text(ts);
+}
+
+/// Plans the pending graph of `ts`, runs it both ways and compares bit for bit.
+inline PlanStats expect_plan_matches_reference(const std::vector<Tensor>& ts, const std::string& where) {
+  std::vector<NodePtr> roots = roots_of(ts);
+  Schedule schedule = make_schedule(roots);
+  Plan plan = make_plan(schedule);
+  expect_same_bits_as_reference(plan, schedule, ts, where);
+  return plan.stats;
+}
+
+}  // namespace lt::oracle
