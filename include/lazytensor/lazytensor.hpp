@@ -19,3 +19,5 @@
 #include "lazytensor/runtime/eigen_interop.hpp"
 #include "lazytensor/runtime/expect_cached.hpp"
 #include "lazytensor/runtime/values.hpp"
+#include "lazytensor/autograd/grad_mode.hpp"
+#include "lazytensor/autograd/tensor_methods.hpp"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lazytensor/expr/fragment_attrs.hpp"
+#include "lazytensor/expr/fragment_grad.hpp"
 #include "lazytensor/expr/fragment_kernel.hpp"
 #include "lazytensor/expr/tree.hpp"
 
@@ -52,7 +53,7 @@ inline constexpr OpDesc fragment_desc{OpId::fragment,
                                       &fragment_infer<S>,
                                       &fragment_kernel<S>,
                                       nullptr,
-                                      nullptr,
+                                      &fragment_grad,
                                       std::span<const FragmentStep>(body<S>)};
 
 }  // namespace lt::expr

@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "lazytensor/ops/contraction_grad.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/elementwise_rules.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
@@ -141,8 +142,10 @@ inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs
   });
 }
 
-inline constexpr OpDesc matmul{OpId::matmul, "matmul", OpKind::contraction, 2, &matmul_infer, &matmul_kernel};
-inline constexpr OpDesc conv2d{OpId::conv2d, "conv2d", OpKind::contraction, 2, &conv2d_infer, &conv2d_kernel};
+inline constexpr OpDesc matmul{OpId::matmul, "matmul", OpKind::contraction, 2, &matmul_infer, &matmul_kernel, nullptr,
+                               &grad::rule::matmul};
+inline constexpr OpDesc conv2d{OpId::conv2d, "conv2d", OpKind::contraction, 2, &conv2d_infer, &conv2d_kernel, nullptr,
+                               &grad::rule::conv2d};
 
 inline constexpr std::array all = {&matmul, &conv2d};
 

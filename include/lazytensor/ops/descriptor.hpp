@@ -49,9 +49,13 @@ using KernelFn = void (*)(std::span<const View> in, const View& out, const Attrs
 /// true, or returns false when this input needs a copy (then `kernel` runs).
 using ViewFn = bool (*)(std::span<const View> in, const Attrs& attrs, View& out);
 
-/// Reverse-mode rule, supplied by the autograd layer; the ops layer only keeps the slot.
+/// Reverse-mode rule: writes the gradients of an op's inputs from its output's (ops/grad.hpp).
+/// Each rule sits beside its op's descriptor; the autograd layer runs them.
 struct GradContext;
 using GradFn = void (*)(GradContext&);
+/// The rule of ops whose results carry no gradient (comparisons, argmax, bool results):
+/// reverse mode passes nothing through them, as PyTorch does.
+inline void not_differentiable(GradContext&) {}
 
 struct OpDesc;
 /// The dtype an elementwise op computes in, given its operands and result dtype.
@@ -85,5 +89,12 @@ struct OpDesc {
   /// folds 0 and 1 into the graph (LT_NO_SPECIAL_SCALARS=1 turns that off).
   bool folds_special_values = false;
 };
+
+/// `d` with its gradient rule: `inline constexpr auto exp = with_grad(elementwise_op<...>(...), &rule);`
+template <class Desc>
+constexpr Desc with_grad(Desc d, GradFn rule) {
+  d.grad = rule;
+  return d;
+}
 
 }  // namespace lt

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/grad.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
 namespace lt::leaf {
@@ -40,7 +41,9 @@ inline constexpr OpDesc device_data{OpId::device_data, "device_data", OpKind::le
 // Its value is data: a graph that differs only in it reuses its plan (but 0 and 1 fold).
 inline constexpr OpDesc scalar{OpId::scalar, "scalar", OpKind::creation, 0, &scalar_infer, &scalar_kernel,
                                nullptr, nullptr, {}, /*value_ints=*/0b10, /*folds_special_values=*/true};
-inline constexpr OpDesc cast{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view};
+/// A cast's gradient is the output's, cast back (by the autograd layer) to the input's dtype.
+inline void cast_grad(GradContext& c) { c.set(0, c.grad); }
+inline constexpr OpDesc cast{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view, &cast_grad};
 
 inline constexpr std::array all = {&device_data, &scalar, &cast};
 

@@ -9,6 +9,7 @@
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/ops/movement_grad.hpp"
 
 namespace lt::movement {
 
@@ -286,17 +287,21 @@ inline void triu_kernel(std::span<const View> in, const View& out, const Attrs& 
   triangle_kernel(in[0], out, a.ints[0], false);
 }
 
-inline constexpr OpDesc reshape{OpId::reshape, "reshape", OpKind::movement, 1, &reshape_infer, &reshape_kernel, &reshape_view};
-inline constexpr OpDesc permute{OpId::permute, "permute", OpKind::movement, 1, &permute_infer, &copy_view<&permute_view>, &permute_view};
-inline constexpr OpDesc expand{OpId::expand, "expand", OpKind::movement, 1, &expand_infer, &copy_view<&expand_view>, &expand_view};
-inline constexpr OpDesc slice{OpId::slice, "slice", OpKind::movement, 1, &slice_infer, &copy_view<&slice_view>, &slice_view};
-inline constexpr OpDesc cat{OpId::cat, "cat", OpKind::movement, -1, &cat_infer, &cat_kernel};
-inline constexpr OpDesc pad{OpId::pad, "pad", OpKind::movement, 1, &pad_infer, &pad_kernel};
-inline constexpr OpDesc flip{OpId::flip, "flip", OpKind::movement, 1, &flip_infer, &flip_kernel};
-inline constexpr OpDesc tril{OpId::tril, "tril", OpKind::movement, 1, &triangle_infer, &tril_kernel};
-inline constexpr OpDesc triu{OpId::triu, "triu", OpKind::movement, 1, &triangle_infer, &triu_kernel};
+inline constexpr OpDesc reshape{OpId::reshape, "reshape", OpKind::movement, 1, &reshape_infer, &reshape_kernel,
+                                &reshape_view, &grad::rule::reshape};
+inline constexpr OpDesc permute{OpId::permute, "permute", OpKind::movement, 1, &permute_infer,
+                                &copy_view<&permute_view>, &permute_view, &grad::rule::permute};
+inline constexpr OpDesc expand{OpId::expand, "expand", OpKind::movement, 1, &expand_infer, &copy_view<&expand_view>,
+                               &expand_view, &grad::rule::expand};
+inline constexpr OpDesc slice{OpId::slice, "slice", OpKind::movement, 1, &slice_infer, &copy_view<&slice_view>,
+                              &slice_view, &grad::rule::slice};
+inline constexpr OpDesc cat{OpId::cat, "cat", OpKind::movement, -1, &cat_infer, &cat_kernel, nullptr, &grad::rule::cat};
+inline constexpr OpDesc pad{OpId::pad, "pad", OpKind::movement, 1, &pad_infer, &pad_kernel, nullptr, &grad::rule::pad};
+inline constexpr OpDesc flip{OpId::flip, "flip", OpKind::movement, 1, &flip_infer, &flip_kernel, nullptr, &grad::rule::flip};
+inline constexpr OpDesc tril{OpId::tril, "tril", OpKind::movement, 1, &triangle_infer, &tril_kernel, nullptr, &grad::rule::tril};
+inline constexpr OpDesc triu{OpId::triu, "triu", OpKind::movement, 1, &triangle_infer, &triu_kernel, nullptr, &grad::rule::triu};
 inline constexpr OpDesc contiguous{OpId::contiguous, "contiguous", OpKind::movement, 1, &same_meta_infer,
-                                   &contiguous_kernel, &contiguous_view};
+                                   &contiguous_kernel, &contiguous_view, &grad::rule::contiguous};
 
 inline constexpr std::array all = {&reshape, &permute, &expand, &slice, &cat, &pad, &flip, &tril, &triu, &contiguous};
 

@@ -8,6 +8,7 @@
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/pool_grad.hpp"
 
 namespace lt::pool {
 
@@ -131,10 +132,12 @@ inline void adaptive_kernel(std::span<const View> in, const View& out, const Att
   });
 }
 
-inline constexpr OpDesc max_pool2d{OpId::max_pool2d, "max_pool2d", OpKind::window, 1, &window_infer, &max_pool2d_kernel};
-inline constexpr OpDesc avg_pool2d{OpId::avg_pool2d, "avg_pool2d", OpKind::window, 1, &window_infer, &avg_pool2d_kernel};
+inline constexpr OpDesc max_pool2d{OpId::max_pool2d, "max_pool2d", OpKind::window, 1, &window_infer, &max_pool2d_kernel,
+                                   nullptr, &grad::rule::max_pool2d};
+inline constexpr OpDesc avg_pool2d{OpId::avg_pool2d, "avg_pool2d", OpKind::window, 1, &window_infer, &avg_pool2d_kernel,
+                                   nullptr, &grad::rule::avg_pool2d};
 inline constexpr OpDesc adaptive_avg_pool2d{OpId::adaptive_avg_pool2d, "adaptive_avg_pool2d", OpKind::window, 1,
-                                            &adaptive_infer, &adaptive_kernel};
+                                            &adaptive_infer, &adaptive_kernel, nullptr, &grad::rule::adaptive_avg_pool2d};
 
 inline constexpr std::array all = {&max_pool2d, &avg_pool2d, &adaptive_avg_pool2d};
 

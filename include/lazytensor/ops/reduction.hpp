@@ -16,6 +16,7 @@
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/reduce.hpp"
+#include "lazytensor/ops/reduction_grad.hpp"
 
 namespace lt::reduction {
 
@@ -334,23 +335,23 @@ void reduce_kernel(std::span<const View> in, const View& out, const Attrs& a) {
 }
 
 template <class Op>
-constexpr OpDesc reduction_op(OpId id, std::string_view name) {
-  return OpDesc{id, name, OpKind::reduction, 1, &reduce_infer<Op>, &reduce_kernel<Op>};
+constexpr OpDesc reduction_op(OpId id, std::string_view name, GradFn grad) {
+  return OpDesc{id, name, OpKind::reduction, 1, &reduce_infer<Op>, &reduce_kernel<Op>, nullptr, grad};
 }
 
-inline constexpr OpDesc sum = reduction_op<Sum>(OpId::sum, "sum");
-inline constexpr OpDesc mean = reduction_op<Mean>(OpId::mean, "mean");
-inline constexpr OpDesc prod = reduction_op<Prod>(OpId::prod, "prod");
-inline constexpr OpDesc amax = reduction_op<Extreme<true>>(OpId::amax, "amax");
-inline constexpr OpDesc amin = reduction_op<Extreme<false>>(OpId::amin, "amin");
-inline constexpr OpDesc argmax = reduction_op<ArgExtreme<true>>(OpId::argmax, "argmax");
-inline constexpr OpDesc argmin = reduction_op<ArgExtreme<false>>(OpId::argmin, "argmin");
-inline constexpr OpDesc var = reduction_op<Variance<false>>(OpId::var, "var");
-inline constexpr OpDesc std_dev = reduction_op<Variance<true>>(OpId::std, "std");
-inline constexpr OpDesc logsumexp = reduction_op<LogSumExp>(OpId::logsumexp, "logsumexp");
+inline constexpr OpDesc sum = reduction_op<Sum>(OpId::sum, "sum", &grad::rule::sum);
+inline constexpr OpDesc mean = reduction_op<Mean>(OpId::mean, "mean", &grad::rule::mean);
+inline constexpr OpDesc prod = reduction_op<Prod>(OpId::prod, "prod", &grad::rule::prod);
+inline constexpr OpDesc amax = reduction_op<Extreme<true>>(OpId::amax, "amax", &grad::rule::amax);
+inline constexpr OpDesc amin = reduction_op<Extreme<false>>(OpId::amin, "amin", &grad::rule::amin);
+inline constexpr OpDesc argmax = reduction_op<ArgExtreme<true>>(OpId::argmax, "argmax", &not_differentiable);
+inline constexpr OpDesc argmin = reduction_op<ArgExtreme<false>>(OpId::argmin, "argmin", &not_differentiable);
+inline constexpr OpDesc var = reduction_op<Variance<false>>(OpId::var, "var", &grad::rule::var);
+inline constexpr OpDesc std_dev = reduction_op<Variance<true>>(OpId::std, "std", &grad::rule::std_dev);
+inline constexpr OpDesc logsumexp = reduction_op<LogSumExp>(OpId::logsumexp, "logsumexp", &grad::rule::logsumexp);
 // `all` names this group's list of ops, as in every group: these two take other names.
-inline constexpr OpDesc all_true = reduction_op<Truth<true>>(OpId::all, "all");
-inline constexpr OpDesc any_true = reduction_op<Truth<false>>(OpId::any, "any");
+inline constexpr OpDesc all_true = reduction_op<Truth<true>>(OpId::all, "all", &not_differentiable);
+inline constexpr OpDesc any_true = reduction_op<Truth<false>>(OpId::any, "any", &not_differentiable);
 
 inline constexpr std::array all = {&sum, &mean, &prod, &amax, &amin, &argmax, &argmin,
                                    &var, &std_dev, &logsumexp, &all_true, &any_true};

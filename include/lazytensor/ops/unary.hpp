@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "lazytensor/ops/elementwise_rules.hpp"
+#include "lazytensor/ops/unary_grad.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 
 namespace lt::unary {
@@ -117,32 +118,32 @@ inline Meta clamp_infer(std::span<const Meta> in, const Attrs& a) {
   return {in[0].shape, result_type(std::span<const Meta>(operands))};
 }
 
-inline constexpr auto neg = elementwise_op<1, Neg, rules::Promote<false>>(OpId::neg, "neg");
-inline constexpr auto abs = elementwise_op<1, Abs, rules::Promote<>>(OpId::abs, "abs");
-inline constexpr auto exp = elementwise_op<1, Exp, rules::ToFloat>(OpId::exp, "exp");
-inline constexpr auto log = elementwise_op<1, Log, rules::ToFloat>(OpId::log, "log");
-inline constexpr auto log1p = elementwise_op<1, Log1p, rules::ToFloat>(OpId::log1p, "log1p");
-inline constexpr auto expm1 = elementwise_op<1, Expm1, rules::ToFloat>(OpId::expm1, "expm1");
-inline constexpr auto sqrt = elementwise_op<1, Sqrt, rules::ToFloat>(OpId::sqrt, "sqrt");
-inline constexpr auto rsqrt = elementwise_op<1, Rsqrt, rules::ToFloat>(OpId::rsqrt, "rsqrt");
-inline constexpr auto sin = elementwise_op<1, Sin, rules::ToFloat>(OpId::sin, "sin");
-inline constexpr auto cos = elementwise_op<1, Cos, rules::ToFloat>(OpId::cos, "cos");
-inline constexpr auto tanh = elementwise_op<1, Tanh, rules::ToFloat>(OpId::tanh, "tanh");
-inline constexpr auto erf = elementwise_op<1, Erf, rules::ToFloat>(OpId::erf, "erf");
-inline constexpr auto sigmoid = elementwise_op<1, Sigmoid, rules::ToFloat>(OpId::sigmoid, "sigmoid");
-inline constexpr auto relu = elementwise_op<1, Relu, rules::Promote<false>>(OpId::relu, "relu");
-inline constexpr auto gelu = elementwise_op<1, Gelu, rules::ToFloat>(OpId::gelu, "gelu");
-inline constexpr auto silu = elementwise_op<1, Silu, rules::ToFloat>(OpId::silu, "silu");
-inline constexpr auto softplus = elementwise_op<1, Softplus, rules::ToFloat>(OpId::softplus, "softplus");
-inline constexpr auto sign = elementwise_op<1, Sign, rules::Promote<>>(OpId::sign, "sign");
-inline constexpr auto floor = elementwise_op<1, Floor, rules::Promote<false>>(OpId::floor, "floor");
-inline constexpr auto ceil = elementwise_op<1, Ceil, rules::Promote<false>>(OpId::ceil, "ceil");
-inline constexpr auto round = elementwise_op<1, Round, rules::Promote<false>>(OpId::round, "round");
-inline constexpr auto reciprocal = elementwise_op<1, Reciprocal, rules::ToFloat>(OpId::reciprocal, "reciprocal");
-inline constexpr auto logical_not = elementwise_op<1, LogicalNot, rules::ToBool>(OpId::logical_not, "logical_not");
-inline constexpr auto isnan = elementwise_op<1, IsNan, rules::ToBool>(OpId::isnan, "isnan");
-inline constexpr auto isinf = elementwise_op<1, IsInf, rules::ToBool>(OpId::isinf, "isinf");
-inline constexpr auto clamp = elementwise_op<1, Clamp, rules::Promote<>>(OpId::clamp, "clamp", &clamp_infer);
+inline constexpr auto neg = with_grad(elementwise_op<1, Neg, rules::Promote<false>>(OpId::neg, "neg"), &grad::rule::neg);
+inline constexpr auto abs = with_grad(elementwise_op<1, Abs, rules::Promote<>>(OpId::abs, "abs"), &grad::rule::abs);
+inline constexpr auto exp = with_grad(elementwise_op<1, Exp, rules::ToFloat>(OpId::exp, "exp"), &grad::rule::exp);
+inline constexpr auto log = with_grad(elementwise_op<1, Log, rules::ToFloat>(OpId::log, "log"), &grad::rule::log);
+inline constexpr auto log1p = with_grad(elementwise_op<1, Log1p, rules::ToFloat>(OpId::log1p, "log1p"), &grad::rule::log1p);
+inline constexpr auto expm1 = with_grad(elementwise_op<1, Expm1, rules::ToFloat>(OpId::expm1, "expm1"), &grad::rule::expm1);
+inline constexpr auto sqrt = with_grad(elementwise_op<1, Sqrt, rules::ToFloat>(OpId::sqrt, "sqrt"), &grad::rule::sqrt);
+inline constexpr auto rsqrt = with_grad(elementwise_op<1, Rsqrt, rules::ToFloat>(OpId::rsqrt, "rsqrt"), &grad::rule::rsqrt);
+inline constexpr auto sin = with_grad(elementwise_op<1, Sin, rules::ToFloat>(OpId::sin, "sin"), &grad::rule::sin);
+inline constexpr auto cos = with_grad(elementwise_op<1, Cos, rules::ToFloat>(OpId::cos, "cos"), &grad::rule::cos);
+inline constexpr auto tanh = with_grad(elementwise_op<1, Tanh, rules::ToFloat>(OpId::tanh, "tanh"), &grad::rule::tanh);
+inline constexpr auto erf = with_grad(elementwise_op<1, Erf, rules::ToFloat>(OpId::erf, "erf"), &grad::rule::erf);
+inline constexpr auto sigmoid = with_grad(elementwise_op<1, Sigmoid, rules::ToFloat>(OpId::sigmoid, "sigmoid"), &grad::rule::sigmoid);
+inline constexpr auto relu = with_grad(elementwise_op<1, Relu, rules::Promote<false>>(OpId::relu, "relu"), &grad::rule::relu);
+inline constexpr auto gelu = with_grad(elementwise_op<1, Gelu, rules::ToFloat>(OpId::gelu, "gelu"), &grad::rule::gelu);
+inline constexpr auto silu = with_grad(elementwise_op<1, Silu, rules::ToFloat>(OpId::silu, "silu"), &grad::rule::silu);
+inline constexpr auto softplus = with_grad(elementwise_op<1, Softplus, rules::ToFloat>(OpId::softplus, "softplus"), &grad::rule::softplus);
+inline constexpr auto sign = with_grad(elementwise_op<1, Sign, rules::Promote<>>(OpId::sign, "sign"), &grad::rule::sign);
+inline constexpr auto floor = with_grad(elementwise_op<1, Floor, rules::Promote<false>>(OpId::floor, "floor"), &grad::rule::floor);
+inline constexpr auto ceil = with_grad(elementwise_op<1, Ceil, rules::Promote<false>>(OpId::ceil, "ceil"), &grad::rule::ceil);
+inline constexpr auto round = with_grad(elementwise_op<1, Round, rules::Promote<false>>(OpId::round, "round"), &grad::rule::round);
+inline constexpr auto reciprocal = with_grad(elementwise_op<1, Reciprocal, rules::ToFloat>(OpId::reciprocal, "reciprocal"), &grad::rule::reciprocal);
+inline constexpr auto logical_not = with_grad(elementwise_op<1, LogicalNot, rules::ToBool>(OpId::logical_not, "logical_not"), &not_differentiable);
+inline constexpr auto isnan = with_grad(elementwise_op<1, IsNan, rules::ToBool>(OpId::isnan, "isnan"), &not_differentiable);
+inline constexpr auto isinf = with_grad(elementwise_op<1, IsInf, rules::ToBool>(OpId::isinf, "isinf"), &not_differentiable);
+inline constexpr auto clamp = with_grad(elementwise_op<1, Clamp, rules::Promote<>>(OpId::clamp, "clamp", &clamp_infer), &grad::rule::clamp);
 
 inline constexpr auto all = std::to_array<const OpDesc*>({
     &neg, &abs, &exp, &log, &log1p, &expm1, &sqrt, &rsqrt, &sin, &cos, &tanh, &erf, &sigmoid,

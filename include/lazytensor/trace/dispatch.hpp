@@ -8,6 +8,7 @@
 
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/trace/grad_hooks.hpp"
 #include "lazytensor/trace/lazy_context.hpp"
 
 namespace lt {
@@ -81,9 +82,16 @@ inline Tensor tensor_from_array(Array data, Device device) {
   return Tensor(detail::new_impl(device, meta, std::move(node), std::move(data)));
 }
 
+inline Tensor Tensor::detach() const {
+  const TensorImpl& t = impl();
+  return Tensor(detail::new_impl(t.device, t.meta, t.node, t.data));
+}
+
+namespace detail {
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
-/// eager device.
-inline Tensor emit(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out, Device device) {
+/// eager device, leaving autograd out.
+inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out,
+                             Device device) {
   if (device.is_lazy()) {
     std::vector<NodePtr> nodes;
     nodes.reserve(inputs.size());
@@ -94,6 +102,26 @@ inline Tensor emit(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs
   arrays.reserve(inputs.size());
   for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
   return Tensor(detail::new_impl(device, out, nullptr, execute_op(op, arrays, attrs, out)));
+}
+
+inline bool any_requires_grad(std::span<const Tensor> inputs) {
+  for (const Tensor& t : inputs)
+    if (t.impl().autograd) return true;
+  return false;
+}
+}  // namespace detail
+
+/// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
+/// eager device; autograd records it when an input requires grad.
+inline Tensor emit(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out, Device device) {
+  if (const GradHooks* hooks = detail::grad_hooks.load(std::memory_order_relaxed);
+      hooks != nullptr && detail::any_requires_grad(inputs)) {
+    Attrs kept = attrs;
+    Tensor result = detail::emit_untracked(op, inputs, std::move(attrs), out, device);
+    hooks->record(op, inputs, kept, result);
+    return result;
+  }
+  return detail::emit_untracked(op, inputs, std::move(attrs), out, device);
 }
 
 /// Records `op` on `inputs` (all on one device) or, with no inputs, on `device`.

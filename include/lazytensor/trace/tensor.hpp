@@ -17,6 +17,8 @@
 
 namespace lt {
 
+struct AutogradMeta;  // autograd/: the reverse-mode state of a tensor that requires grad
+
 /// Shared state of a tensor. Every handle copy refers to the same impl, so rebinding the
 /// impl (an in-place update) is seen through all of them.
 struct TensorImpl {
@@ -24,6 +26,7 @@ struct TensorImpl {
   Meta meta;
   NodePtr node;  // lazy devices: the pending value, or a device_data leaf after a barrier
   Array data;    // eager device: the value
+  std::shared_ptr<AutogradMeta> autograd;  // null unless the tensor requires grad
 };
 
 class Tensor : public ElementwiseMethods<Tensor> {
@@ -55,8 +58,27 @@ class Tensor : public ElementwiseMethods<Tensor> {
   Tensor to(Device device) const;
   /// The value converted to `dtype`.
   Tensor to(DType dtype) const;
-  /// Rebinds this tensor (every handle of it) to `value`'s value: an in-place update.
+  /// Rebinds this tensor (every handle of it) to `value`'s value: an in-place update. The
+  /// value's autograd history comes with it, except under lt::no_grad.
   void assign(const Tensor& value);
+  /// The same value, cut from autograd: it does not require grad and shares the value.
+  Tensor detach() const;
+
+  // Reverse mode (defined by the autograd layer, autograd/).
+  /// Marks a floating leaf as requiring (or no longer requiring) gradients; returns *this.
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool requires_grad() const;
+  /// Whether the tensor was not made by an op that recorded autograd history.
+  bool is_leaf() const;
+  /// The gradient accumulated by backward(): undefined before the first one, and for tensors
+  /// that are not leaves requiring grad. On a lazy device a pending value until the barrier.
+  const Tensor& grad() const;
+  /// The gradient itself, for resetting it: `t.mutable_grad() = {};`
+  Tensor& mutable_grad();
+  /// Accumulates d(this)/d(leaf) * gradient into each leaf's grad(). `gradient` may be left
+  /// out for a one-element tensor (it is then 1). The recorded history is released unless
+  /// retain_graph. On a lazy device this records the backward ops; the barrier runs them.
+  void backward(const Tensor& gradient = {}, bool retain_graph = false) const;
 
   // Methods mirroring the free functions of trace/functions/ (LibTorch's names). Each is
   // defined beside its free function.

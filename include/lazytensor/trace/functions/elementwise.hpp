@@ -129,6 +129,8 @@ inline void Tensor::assign(const Tensor& value) {
   LT_CHECK(dst.device == src.device && dst.meta.shape == src.meta.shape && dst.meta.dtype == src.meta.dtype,
            "assign: the value must match the tensor's shape, dtype and device (operands: ", describe(*this), ", ",
            describe(value), ")");
+  if (dst.autograd || src.autograd)
+    if (const GradHooks* hooks = detail::grad_hooks.load(std::memory_order_relaxed)) hooks->assign(dst, src);
   dst.node = src.node;
   dst.data = src.data;
   if (dst.device.is_lazy() && dst.node && !dst.node->is_data()) lazy_context(dst.device.index).track(impl_);

@@ -114,9 +114,11 @@ inline Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_va
     if (count <= 1) op_error("batch_norm", {&x, 1}, "training needs more than one value per channel");
     mu = mean(x, dims);
     v = var(x, dims, 0);
-    if (running_mean.defined()) running_mean.assign(running_mean * (1 - momentum) + mu * momentum);
+    // The running statistics take the batch's values, not its autograd history.
+    if (running_mean.defined()) running_mean.assign(running_mean * (1 - momentum) + mu.detach() * momentum);
     if (running_var.defined())
-      running_var.assign(running_var * (1 - momentum) + v * (momentum * static_cast<double>(count) / static_cast<double>(count - 1)));
+      running_var.assign(running_var * (1 - momentum) +
+                         v.detach() * (momentum * static_cast<double>(count) / static_cast<double>(count - 1)));
   } else {
     if (!running_mean.defined() || !running_var.defined())
       op_error("batch_norm", {&x, 1}, "eval mode needs running_mean and running_var");

@@ -1,0 +1,103 @@
+#pragma once
+// Gradient rules of the windows over [N, C, H, W]. Averages are separable: the forward pass is
+// Ah x Aw^T for two window-weight matrices that depend on shapes alone, so the gradient is
+// Ah^T g Aw, two products. Max pooling sends each output's gradient to the element its
+// window chose (the first largest, as the forward kernel), found by gathering every window
+// with a host-made index table and taking argmax.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "lazytensor/ops/grad.hpp"
+
+namespace lt::grad::rule {
+
+/// One dim's windows: [begin, end) of each output's window and the count it divides by.
+struct Windows {
+  std::vector<std::int64_t> begin, end, divisor;
+};
+
+/// The [in, out] matrix whose column o holds 1 / divisor over window o's rows: the transpose
+/// of the forward averaging matrix.
+inline GradValue window_weights(GradBuilder& b, const Windows& w, std::int64_t in, DType dtype) {
+  auto out = static_cast<std::int64_t>(w.begin.size());
+  std::vector<double> m(static_cast<std::size_t>(in * out), 0.0);
+  for (std::int64_t o = 0; o < out; ++o)
+    for (std::int64_t i = w.begin[o]; i < w.end[o]; ++i) m[static_cast<std::size_t>(i * out + o)] = 1.0 / static_cast<double>(w.divisor[o]);
+  return b.constant(m, Shape{in, out}, dtype);
+}
+
+/// x = Ah^T g Aw with the [in, out] weight matrices of both dims.
+inline void average_back(GradContext& c, const Windows& rows, const Windows& cols) {
+  const GradValue& g = c.grad;
+  const Shape& xs = c.input(0).shape();
+  GradValue wh = window_weights(*g.builder, rows, xs[2], g.dtype());
+  GradValue ww = window_weights(*g.builder, cols, xs[3], g.dtype());
+  c.set(0, grad::matmul(grad::matmul(wh, g), transpose_last(ww)));
+}
+
+/// attrs.ints: {kernel h, w, stride h, w, padding h, w, dilation h, w, ceil_mode,
+/// count_include_pad}; windows clipped to the padded input, as the forward kernel.
+inline void avg_pool2d(GradContext& c) {
+  const std::vector<std::int64_t>& a = c.attrs.ints;
+  auto windows = [&](int k, std::int64_t in, std::int64_t out) {
+    Windows w;
+    for (std::int64_t o = 0; o < out; ++o) {
+      std::int64_t lo = o * a[2 + k] - a[4 + k], hi = std::min(lo + a[k], in + a[4 + k]);
+      std::int64_t clo = std::max<std::int64_t>(lo, 0), chi = std::min(hi, in);
+      w.begin.push_back(clo);
+      w.end.push_back(chi);
+      w.divisor.push_back(a[9] ? hi - lo : chi - clo);
+    }
+    return w;
+  };
+  const Shape &xs = c.input(0).shape(), &gs = c.grad.shape();
+  average_back(c, windows(0, xs[2], gs[2]), windows(1, xs[3], gs[3]));
+}
+
+/// Window o of `out` over `in` spans [floor(o in / out), ceil((o + 1) in / out)).
+inline void adaptive_avg_pool2d(GradContext& c) {
+  auto windows = [](std::int64_t in, std::int64_t out) {
+    Windows w;
+    for (std::int64_t o = 0; o < out; ++o) {
+      w.begin.push_back(o * in / out);
+      w.end.push_back(((o + 1) * in + out - 1) / out);
+      w.divisor.push_back(w.end.back() - w.begin.back());
+    }
+    return w;
+  };
+  const Shape &xs = c.input(0).shape(), &gs = c.grad.shape();
+  average_back(c, windows(xs[2], gs[2]), windows(xs[3], gs[3]));
+}
+
+inline void max_pool2d(GradContext& c) {
+  const std::vector<std::int64_t>& a = c.attrs.ints;
+  const GradValue &x = c.input(0), &g = c.grad;
+  const Shape &xs = x.shape(), &gs = g.shape();
+  const std::int64_t n = xs[0], ch = xs[1], kh = a[0], kw = a[1];
+  // Pad with -inf so that every window, ceil_mode's last ones included, lies inside.
+  std::int64_t after[2];
+  for (int k : {0, 1})
+    after[k] = std::max<std::int64_t>(0, (gs[2 + k] - 1) * a[2 + k] + (a[k] - 1) * a[6 + k] + 1 - a[4 + k] - xs[2 + k]);
+  const std::int64_t hp = xs[2] + a[4] + after[0], wp = xs[3] + a[5] + after[1];
+  const std::int64_t windows = gs[2] * gs[3], taps = kh * kw;
+  std::vector<double> table;
+  table.reserve(static_cast<std::size_t>(windows * taps));
+  for (std::int64_t oi = 0; oi < gs[2]; ++oi)
+    for (std::int64_t oj = 0; oj < gs[3]; ++oj)
+      for (std::int64_t ki = 0; ki < kh; ++ki)
+        for (std::int64_t kj = 0; kj < kw; ++kj)
+          table.push_back(static_cast<double>((oi * a[2] + ki * a[6]) * wp + oj * a[3] + kj * a[7]));
+  GradValue index = grad::expand(g.builder->constant(table, Shape{1, 1, windows * taps}, DType::i64),
+                                 Shape{n, ch, windows * taps});
+  GradValue padded = grad::pad(x, {a[5], after[1], a[4], after[0]}, -std::numeric_limits<double>::infinity());
+  GradValue values = grad::reshape(grad::gather(grad::reshape(padded, Shape{n, ch, hp * wp}), 2, index),
+                                   Shape{n, ch, windows, taps});
+  const std::int64_t last[] = {3};
+  GradValue chosen = grad::gather(grad::reshape(index, Shape{n, ch, windows, taps}), 3, reduce(OpId::argmax, values, last, true));
+  GradValue spread = grad::scatter_add(zeros(*g.builder, Shape{n, ch, hp * wp}, g.dtype()), 2,
+                                       grad::reshape(chosen, Shape{n, ch, windows}), grad::reshape(g, Shape{n, ch, windows}));
+  c.set(0, grad::pad(grad::reshape(spread, Shape{n, ch, hp, wp}), {-a[5], -after[1], -a[4], -after[0]}));
+}
+
+}  // namespace lt::grad::rule

@@ -1,0 +1,61 @@
+#pragma once
+// Gradient rules of the reductions. attrs.ints: {keepdim, dims...} (none: every dim); the
+// output's gradient is first broadcast back over the input (grad::unreduce).
+#include <span>
+
+#include "lazytensor/ops/grad.hpp"
+
+namespace lt::grad::rule {
+
+inline std::span<const std::int64_t> reduced(const GradContext& c) { return std::span(c.attrs.ints).subspan(1); }
+/// The output's gradient (or `v`, a value of the output's shape) over the input's shape.
+inline GradValue spread(const GradContext& c, const GradValue& v) {
+  return unreduce(v, c.input(0).shape(), reduced(c));
+}
+/// The number of input elements reduced into each output element.
+inline double reduced_count(const GradContext& c) {
+  std::int64_t out = c.output.shape().numel();
+  return out == 0 ? 1.0 : static_cast<double>(c.input(0).shape().numel() / out);
+}
+
+inline void sum(GradContext& c) { c.set(0, spread(c, c.grad)); }
+inline void mean(GradContext& c) { c.set(0, spread(c, c.grad) / reduced_count(c)); }
+inline void logsumexp(GradContext& c) { c.set(0, spread(c, c.grad) * grad::exp(c.input(0) - spread(c, c.output))); }
+
+/// Shared among the elements equal to the extreme, as PyTorch's amax and amin.
+inline void extreme(GradContext& c) {
+  const GradValue& x = c.input(0);
+  GradValue hit = grad::eq(x, spread(c, c.output));
+  GradValue count = spread(c, reduce(OpId::sum, cast(hit, x.dtype()), reduced(c), true));
+  c.set(0, grad::where(hit, spread(c, c.grad) / count, 0.0));
+}
+inline void amax(GradContext& c) { extreme(c); }
+inline void amin(GradContext& c) { extreme(c); }
+
+/// The product of the other elements, exact with zeros: with none it is prod / x; with one,
+/// only the zero element gets the product of the rest; with more, every gradient is zero.
+inline void prod(GradContext& c) {
+  const GradValue &x = c.input(0);
+  GradValue zero = grad::eq(x, 0.0);
+  GradValue zeros = spread(c, reduce(OpId::sum, cast(zero, x.dtype()), reduced(c), true));
+  GradValue rest = spread(c, reduce(OpId::prod, grad::where(zero, 1.0, x), reduced(c), true));
+  GradValue g = spread(c, c.grad);
+  c.set(0, grad::where(grad::eq(zeros, 0.0), g * rest / x,
+                       grad::where(grad::logical_and(grad::eq(zeros, 1.0), zero), g * rest, 0.0)));
+}
+
+/// attrs.floats {correction}: 2 (x - mean) / (N - correction).
+inline GradValue centered_over_dof(const GradContext& c) {
+  const GradValue& x = c.input(0);
+  double dof = std::max(0.0, reduced_count(c) - c.attrs.floats[0]);
+  GradValue centered = x - spread(c, reduce(OpId::mean, x, reduced(c), true));
+  return centered / dof;
+}
+inline void var(GradContext& c) { c.set(0, spread(c, c.grad) * centered_over_dof(c) * 2.0); }
+/// std = sqrt(var): d std = d var / (2 std); no gradient where std is 0, as PyTorch.
+inline void std_dev(GradContext& c) {
+  GradValue s = spread(c, c.output);
+  c.set(0, grad::where(grad::eq(s, 0.0), 0.0, spread(c, c.grad) / s * centered_over_dof(c)));
+}
+
+}  // namespace lt::grad::rule
