@@ -26,7 +26,7 @@ class MultiheadAttention : public Module {
     in_proj_weight = init::uniform({3 * embed_dim, embed_dim}, std::sqrt(6.0 / static_cast<double>(4 * embed_dim)));
     if (options.bias) {
       in_proj_bias = zeros({3 * embed_dim});
-      out_proj.bias = zeros({embed_dim});
+      out_proj.bias = zeros({embed_dim}).requires_grad_();
     }
     register_parameter("in_proj_weight", in_proj_weight);
     register_parameter("in_proj_bias", in_proj_bias);
