@@ -134,6 +134,18 @@ TEST_P(Autograd, GradientsKeepTheLeafDtype) {
   EXPECT_EQ(w.grad().dtype(), DType::f64);
 }
 
+TEST_P(Autograd, StaticShapesShareTheTensorsHistory) {
+  Device dev = GetParam();
+  Tensor wt = vec({1, -1, 2, 0.5, 3, -2}, dev).reshape({2, 3}).detach().requires_grad_();
+  FixedTensor<2, 3> w{wt};
+  FixedTensor<4, 3> x{vec({1, 2, 3, 4, 5, 6, -1, -2, -3, 0, 1, 0}, dev).reshape({4, 3})};
+  FixedTensor<4, 2> y = relu(linear(x, w));
+  sum(Tensor(y)).backward();
+  // d/dw sum(relu(x w^T)) = (x w^T > 0)^T x
+  Tensor mask = (matmul(Tensor(x), wt.detach().t()) > 0.0).eval().to(DType::f64);
+  EXPECT_EQ(values(wt.grad()), values(matmul(mask.t(), Tensor(x))));
+}
+
 INSTANTIATE_TEST_SUITE_P(BothDevices, Autograd, ::testing::Values(cpu, device()),
                          [](const auto& info) { return info.param.is_lazy() ? std::string("lazy") : std::string("cpu"); });
 
@@ -204,6 +216,22 @@ TEST(LazyAutograd, TheGraphDoesNotGrowAcrossSteps) {
   }
   wait_device_ops();
   EXPECT_TRUE(old_hidden.expired()) << "an old step's graph is still referenced";
+}
+
+TEST(LazyAutograd, BackwardAfterABarrierUsesTheComputedValues) {
+  std::vector<double> grads[2];
+  for (Device dev : {cpu, device()}) {
+    Tensor x = vec({0.5, -1, 2}, dev).requires_grad_();
+    Tensor loss = (exp(x) * sin(x)).sum();
+    if (dev.is_lazy()) {
+      sync(dev);  // the saved values become device data with the loss
+      EXPECT_TRUE(loss.impl().node->is_data());
+    }
+    loss.backward();
+    grads[dev.is_lazy()] = values(x.grad());
+  }
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (std::size_t k = 0; k < grads[0].size(); ++k) EXPECT_DOUBLE_EQ(grads[1][k], grads[0][k]);
 }
 
 TEST(LazyAutograd, MlpTrainingLossDecreases) {

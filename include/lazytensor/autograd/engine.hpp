@@ -46,7 +46,7 @@ inline std::vector<Tensor> run_rule(GradNode& n, const Tensor& g) {
   for (const Tensor& t : n.inputs) inputs.push_back(b.add(t));
   GradValue output = b.add(n.output), grad = b.add(g);
   std::vector<GradValue> grads(inputs.size());
-  std::unique_ptr<bool[]> needs(new bool[inputs.size() + 1]);
+  auto needs = std::make_unique<bool[]>(inputs.size());  // std::vector<bool> has no span
   for (std::size_t k = 0; k < inputs.size(); ++k) needs[k] = n.edges[k].node || n.edges[k].leaf;
   GradContext c{b, *n.op, n.attrs, inputs, output, grad, std::span<const bool>(needs.get(), inputs.size()), grads};
   n.op->grad(c);
@@ -82,6 +82,9 @@ inline void backward(const Tensor& root, const Tensor& gradient, bool retain_gra
   GradNode* start = meta->grad_fn.get();
   std::unordered_map<GradNode*, int> consumers = consumers_of(start);
   std::unordered_map<GradNode*, Tensor> pending{{start, g}};
+  // The leaves' gradients of this pass, added to their grad() only once every rule has run:
+  // a pass that fails leaves every grad() as it was.
+  std::unordered_map<std::shared_ptr<AutogradMeta>, Tensor> leaves;
   std::vector<std::shared_ptr<GradNode>> ready{meta->grad_fn}, visited;
   while (!ready.empty()) {
     std::shared_ptr<GradNode> n = std::move(ready.back());
@@ -96,12 +99,13 @@ inline void backward(const Tensor& root, const Tensor& gradient, bool retain_gra
     for (std::size_t k = 0; k < n->edges.size(); ++k) {
       const GradNode::Edge& e = n->edges[k];
       bool has = k < grads.size() && grads[k].defined();
-      if (e.leaf && has) accumulate(e.leaf->grad, grads[k]);
+      if (e.leaf && has) accumulate(leaves[e.leaf], grads[k]);
       if (!e.node) continue;
       if (has) accumulate(pending[e.node.get()], grads[k]);
       if (--consumers[e.node.get()] == 0) ready.push_back(e.node);
     }
   }
+  for (auto& [leaf, grad] : leaves) accumulate(leaf->grad, grad);
   if (!retain_graph)
     for (const std::shared_ptr<GradNode>& n : visited) n->release();
 }
