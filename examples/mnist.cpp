@@ -42,27 +42,35 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-/// One epoch of training; returns the seconds it took. The loss is read (which waits for its
-/// step) only when the progress line is redrawn.
+/// One epoch of training; returns the seconds it took. The progress line shows the loss of the
+/// step before: its barrier has been placed, so reading it runs nothing new (a read of the
+/// current step's loss would run the forward pass on its own, apart from the step).
 template <class Source>
 double train_epoch(Net& model, lt::optim::SGD& optimizer, Source& source, lt::Device dev, int epoch, long steps) {
   model.train();
   auto start = Clock::now();
   long step = 0;
+  lt::Tensor previous_loss;
+  auto draw = [&](long done) {
+    double rate = static_cast<double>(done) / seconds_since(start);
+    int filled = steps > 0 ? static_cast<int>(30 * done / steps) : 30;
+    std::fprintf(stderr, "\repoch %d [%-30s] %ld/%ld  %.1f steps/s  loss %.4f", epoch,
+                 std::string(static_cast<std::size_t>(filled), '=').c_str(), done, steps, rate,
+                 previous_loss.item<float>());
+  };
   for (auto [data, target] : lt::data::DeviceLoader(source, dev)) {
+    if (step > 0 && step % 20 == 0) draw(step);
     optimizer.zero_grad();
     lt::Tensor loss = F::nll_loss(model.forward(data), target);
     loss.backward();
     optimizer.step();
-    if (++step % 20 == 0 || step == steps) {
-      double rate = static_cast<double>(step) / seconds_since(start);
-      int filled = steps > 0 ? static_cast<int>(30 * step / steps) : 30;
-      std::fprintf(stderr, "\repoch %d [%-30s] %ld/%ld  %.1f steps/s  loss %.4f", epoch,
-                   std::string(static_cast<std::size_t>(filled), '=').c_str(), step, steps, rate, loss.item<float>());
-    }
+    previous_loss = loss;
+    ++step;
   }
+  double seconds = seconds_since(start);
+  if (step > 0) draw(step);
   std::fprintf(stderr, "\n");
-  return seconds_since(start);
+  return seconds;
 }
 
 template <class Source>
