@@ -13,7 +13,8 @@ log() { printf '==> %s\n' "$*"; }
 usage() {
   cat <<USAGE
 usage: $0 <command> [args...]
-  demo    build and run examples/demo.cpp (args go to the demo; needs dataset-fashion-mnist)
+  demo    build and run examples/mnist.cpp, a CNN trained on Fashion-MNIST (args go to it, e.g.
+          --epochs N or --fake-data; installs dataset-fashion-mnist)
   test    build everything and run the test suite with ctest
   bench   build and run every benchmark in $BUILD_DIR/benchmarks
 USAGE
@@ -63,9 +64,9 @@ case $cmd in
   demo)
     ensure_packages "${PACKAGES[@]}" dataset-fashion-mnist
     configure -DLAZYTENSOR_BUILD_EXAMPLES=ON
-    build lazytensor_demo
-    log "running $BUILD_DIR/examples/lazytensor_demo $*"
-    "./$BUILD_DIR/examples/lazytensor_demo" "$@"
+    build mnist
+    log "running $BUILD_DIR/examples/mnist $*"
+    "./$BUILD_DIR/examples/mnist" "$@"
     ;;
   test)
     ensure_packages "${PACKAGES[@]}"

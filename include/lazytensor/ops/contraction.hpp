@@ -1,5 +1,6 @@
 #pragma once
 // Contractions: matmul with torch.matmul's rank rules and broadcast batch dims, and conv2d.
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -158,9 +159,15 @@ inline Meta conv2d_infer(std::span<const Meta> in, const Attrs& a) {
 /// im2col + GEMM per (image, group): columns hold each output pixel's receptive field.
 inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
   ConvParams p(attrs);
-  Array xc = Array::empty(in[0].dtype, in[0].shape), wc = Array::empty(in[1].dtype, in[1].shape);
-  kernels::copy_strided(in[0], xc.view);
-  kernels::copy_strided(in[1], wc.view);
+  // Operands are read in place when contiguous; strided views are packed first.
+  Array xc, wc;
+  auto packed = [](const View& v, Array& copy) {
+    if (v.contiguous()) return v;
+    copy = Array::empty(v.dtype, v.shape);
+    kernels::copy_strided(v, copy.view);
+    return copy.view;
+  };
+  const View xv = packed(in[0], xc), wv = packed(in[1], wc);
   const Shape &x = in[0].shape, &w = in[1].shape;
   std::int64_t N = x[0], C = x[1], H = x[2], W = x[3], O = w[0], KH = w[2], KW = w[3], G = p.groups;
   std::int64_t OH = out.shape[2], OW = out.shape[3], cg = C / G, og = O / G, patch = cg * KH * KW, pixels = OH * OW;
@@ -170,21 +177,31 @@ inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs
         std::vector<T> cols(static_cast<std::size_t>(patch * pixels));
         for (std::int64_t task = begin; task < end; ++task) {
           std::int64_t n = task / G, g = task % G;
-          const T* img = xc.view.ptr<T>() + (n * C + g * cg) * H * W;
+          const T* img = xv.ptr<T>() + (n * C + g * cg) * H * W;
           for (std::int64_t c = 0; c < cg; ++c)
             for (std::int64_t ki = 0; ki < KH; ++ki)
               for (std::int64_t kj = 0; kj < KW; ++kj) {
                 T* row = cols.data() + ((c * KH + ki) * KW + kj) * pixels;
+                // Output columns [lo, hi) read inside the image along W; the rest is padding.
+                std::int64_t first = kj * p.dw - p.pw;  // input column of output column 0
+                std::int64_t lo = first >= 0 ? 0 : std::min(OW, (-first + p.sw - 1) / p.sw);
+                std::int64_t hi = first >= W ? lo : std::max(lo, std::min(OW, (W - 1 - first) / p.sw + 1));
                 for (std::int64_t oi = 0; oi < OH; ++oi) {
                   std::int64_t ii = oi * p.sh - p.ph + ki * p.dh;
-                  for (std::int64_t oj = 0; oj < OW; ++oj) {
-                    std::int64_t jj = oj * p.sw - p.pw + kj * p.dw;
-                    bool inside = ii >= 0 && ii < H && jj >= 0 && jj < W;
-                    row[oi * OW + oj] = inside ? img[(c * H + ii) * W + jj] : T(0);
+                  T* dst = row + oi * OW;
+                  if (ii < 0 || ii >= H) {
+                    std::fill(dst, dst + OW, T(0));
+                    continue;
                   }
+                  const T* src = img + (c * H + ii) * W + first;
+                  std::fill(dst, dst + lo, T(0));
+                  if (p.sw == 1) std::copy(src + lo, src + hi, dst + lo);
+                  else
+                    for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj] = src[oj * p.sw];
+                  std::fill(dst + hi, dst + OW, T(0));
                 }
               }
-          const T* wg = wc.view.ptr<T>() + g * og * patch;
+          const T* wg = wv.ptr<T>() + g * og * patch;
           T* dst = out.ptr<T>() + (n * O + g * og) * pixels;
           kernels::gemm<T>(wg, patch, 1, cols.data(), pixels, 1, dst, og, patch, pixels);
         }

@@ -46,14 +46,19 @@ inline Meta window_infer(std::span<const Meta> in, const Attrs& a) {
   return {Shape{s[0], s[1], oh, ow}, in[0].dtype};
 }
 
-/// Runs f(plane input, plane output) over every (n, c) plane in parallel, on a contiguous copy.
+/// Runs f(plane input, plane output) over every (n, c) plane in parallel, on the input itself
+/// when it is contiguous and on a contiguous copy otherwise.
 template <class T, class F>
 void for_each_plane(const View& x, const View& out, F&& f) {
-  Array xc = Array::empty(x.dtype, x.shape);
-  kernels::copy_strided(x, xc.view);
+  Array copy;
+  if (!x.contiguous()) {
+    copy = Array::empty(x.dtype, x.shape);
+    kernels::copy_strided(x, copy.view);
+  }
+  const View& xc = x.contiguous() ? x : copy.view;
   std::int64_t planes = x.shape[0] * x.shape[1], in_plane = x.shape[2] * x.shape[3], out_plane = out.shape[2] * out.shape[3];
   kernels::parallel_for_each_block(planes, in_plane, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t k = b; k < e; ++k) f(xc.view.ptr<T>() + k * in_plane, out.ptr<T>() + k * out_plane);
+    for (std::int64_t k = b; k < e; ++k) f(xc.ptr<T>() + k * in_plane, out.ptr<T>() + k * out_plane);
   });
 }
 

@@ -1,0 +1,17 @@
+#pragma once
+// lazytensor's neural-network layer: modules, their functional forms and losses (lt::nn).
+#include "lazytensor/lazytensor.hpp"
+#include "lazytensor/nn/activation.hpp"
+#include "lazytensor/nn/attention.hpp"
+#include "lazytensor/nn/batch_norm.hpp"
+#include "lazytensor/nn/conv.hpp"
+#include "lazytensor/nn/dropout.hpp"
+#include "lazytensor/nn/embedding.hpp"
+#include "lazytensor/nn/functional.hpp"
+#include "lazytensor/nn/init.hpp"
+#include "lazytensor/nn/layer_norm.hpp"
+#include "lazytensor/nn/linear.hpp"
+#include "lazytensor/nn/module.hpp"
+#include "lazytensor/nn/pooling.hpp"
+#include "lazytensor/nn/sequential.hpp"
+#include "lazytensor/nn/transformer.hpp"

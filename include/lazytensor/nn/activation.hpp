@@ -1,0 +1,35 @@
+#pragma once
+// Activations as modules, for Sequential. Each returns a Tensor (its fused expression
+// committed), since a module's output feeds the next module.
+#include <string>
+
+#include "lazytensor/nn/module.hpp"
+#include "lazytensor/trace/functions/elementwise.hpp"
+
+namespace lt::nn {
+
+#define LT_NN_ACTIVATION(Name, fn)                                          \
+  class Name : public Module {                                              \
+   public:                                                                  \
+    Tensor forward(const Tensor& x) const { return ::lt::fn(x); }           \
+    Tensor operator()(const Tensor& x) const { return forward(x); }         \
+  };
+LT_NN_ACTIVATION(ReLU, relu)
+LT_NN_ACTIVATION(Tanh, tanh)
+LT_NN_ACTIVATION(Sigmoid, sigmoid)
+#undef LT_NN_ACTIVATION
+
+class GELU : public Module {
+ public:
+  /// approximate: "none" (erf) or "tanh".
+  explicit GELU(std::string approximate = "none") : approximate(std::move(approximate)) {
+    LT_CHECK(this->approximate == "none" || this->approximate == "tanh",
+             "GELU: approximate must be \"none\" or \"tanh\", got \"", this->approximate, "\"");
+  }
+  Tensor forward(const Tensor& x) const { return gelu(x, approximate); }
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+
+  std::string approximate;
+};
+
+}  // namespace lt::nn

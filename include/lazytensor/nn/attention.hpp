@@ -1,0 +1,112 @@
+#pragma once
+// MultiheadAttention: num_heads attentions over projections of the query, key and value,
+// concatenated and projected again.
+#include "lazytensor/nn/functional/attention.hpp"
+#include "lazytensor/nn/init.hpp"
+#include "lazytensor/nn/linear.hpp"
+#include "lazytensor/nn/module.hpp"
+
+namespace lt::nn {
+
+struct MultiheadAttentionOptions {
+  double dropout = 0.0;
+  bool bias = true;
+  bool batch_first = false;  // inputs [N, L, E] rather than [L, N, E]
+};
+
+class MultiheadAttention : public Module {
+ public:
+  MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, MultiheadAttentionOptions options = {})
+      : embed_dim(embed_dim), num_heads(num_heads), options(options), out_proj(embed_dim, embed_dim, {.bias = options.bias}) {
+    LT_CHECK(embed_dim > 0 && num_heads > 0 && embed_dim % num_heads == 0, "MultiheadAttention: num_heads (", num_heads,
+             ") must divide embed_dim (", embed_dim, ")");
+    LT_CHECK(options.dropout >= 0 && options.dropout <= 1, "MultiheadAttention: dropout must be in [0, 1], got ",
+             options.dropout);
+    // Glorot uniform for the packed projection, as PyTorch; biases start at zero.
+    in_proj_weight = init::uniform({3 * embed_dim, embed_dim}, std::sqrt(6.0 / static_cast<double>(4 * embed_dim)));
+    if (options.bias) {
+      in_proj_bias = zeros({3 * embed_dim});
+      out_proj.bias = zeros({embed_dim}).requires_grad_();
+    }
+    register_parameter("in_proj_weight", in_proj_weight);
+    register_parameter("in_proj_bias", in_proj_bias);
+    register_module("out_proj", out_proj);
+  }
+
+  /// query [N, L, E] (batch_first) or [L, N, E], or unbatched [L, E]; key and value [.., S, E].
+  /// attn_mask [L, S] or [N * num_heads, L, S]; key_padding_mask [N, S] (or [S]) bool, true for
+  /// keys to ignore, or floating, added. Returns the output, shaped as query, and the attention
+  /// weights averaged over the heads, [N, L, S] (or [L, S]).
+  std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& key_padding_mask = {},
+                                    const std::optional<Tensor>& attn_mask = {}) const {
+    const Tensor operands[] = {query, key, value};
+    if (!query.defined() || !key.defined() || !value.defined()) op_error("MultiheadAttention", operands, "an operand is undefined");
+    bool unbatched = query.dim() == 2;
+    if ((query.dim() != 2 && query.dim() != 3) || key.dim() != query.dim() || value.dim() != query.dim() ||
+        query.size(-1) != embed_dim || key.size(-1) != embed_dim || value.size(-1) != embed_dim)
+      op_error("MultiheadAttention", operands,
+               ::lt::detail::concat("expected query, key and value of rank 2 or 3 with ", embed_dim, " features"));
+    auto batch_major = [&](const Tensor& t) {
+      if (unbatched) return t.unsqueeze(0);
+      return options.batch_first ? t : t.transpose(0, 1);
+    };
+    Tensor q = batch_major(query), k = batch_major(key), v = batch_major(value);
+    if (k.size(0) != q.size(0) || k.size(1) != v.size(1))
+      op_error("MultiheadAttention", operands, "key and value must have the query's batch and one length");
+    std::int64_t n = q.size(0), l = q.size(1), s = k.size(1), d = embed_dim / num_heads;
+    auto proj = [&](const Tensor& t, std::int64_t part) {
+      Tensor w = in_proj_weight.narrow(0, part * embed_dim, embed_dim);
+      Tensor y = in_proj_bias.defined() ? linear(t, w, in_proj_bias.narrow(0, part * embed_dim, embed_dim)) : linear(t, w);
+      return y.reshape({n, t.size(1), num_heads, d}).transpose(1, 2);  // [N, H, len, d]
+    };
+    Tensor mask = combined_mask(n, l, s, key_padding_mask, attn_mask, operands);
+    auto [heads, weights] = functional::scaled_dot_product_attention_with_weights(
+        proj(q, 0), proj(k, 1), proj(v, 2), mask.defined() ? std::optional<Tensor>(mask) : std::nullopt, options.dropout,
+        is_training());
+    Tensor out = out_proj(heads.transpose(1, 2).reshape({n, l, embed_dim}));
+    Tensor mean_weights = weights.mean(1);
+    if (unbatched) return {out.squeeze(0), mean_weights.squeeze(0)};
+    return {options.batch_first ? out : out.transpose(0, 1), mean_weights};
+  }
+  std::pair<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
+                                       const std::optional<Tensor>& key_padding_mask = {},
+                                       const std::optional<Tensor>& attn_mask = {}) const {
+    return forward(query, key, value, key_padding_mask, attn_mask);
+  }
+
+  std::int64_t embed_dim, num_heads;
+  MultiheadAttentionOptions options;
+  Tensor in_proj_weight, in_proj_bias;  // [3E, E], [3E]: query, key and value projections stacked
+  Linear out_proj;
+
+ private:
+  /// Both masks as one additive floating mask broadcasting to [N, H, L, S] (undefined if none).
+  Tensor combined_mask(std::int64_t n, std::int64_t l, std::int64_t s, const std::optional<Tensor>& key_padding_mask,
+                       const std::optional<Tensor>& attn_mask, std::span<const Tensor> operands) const {
+    auto additive = [&](const Tensor& m) {
+      if (m.dtype() != boolean) return m.to(in_proj_weight.dtype());
+      return Tensor(where(m, -std::numeric_limits<double>::infinity(), zeros({}, m.device(), in_proj_weight.dtype())));
+    };
+    Tensor mask;
+    if (attn_mask) {
+      const Tensor& m = *attn_mask;
+      if (m.dim() == 2 && m.size(0) == l && m.size(1) == s) mask = additive(m);
+      else if (m.dim() == 3 && m.size(0) == n * num_heads && m.size(1) == l && m.size(2) == s)
+        mask = additive(m).reshape({n, num_heads, l, s});
+      else
+        op_error("MultiheadAttention", operands,
+                 ::lt::detail::concat("attn_mask ", m.shape().str(), " must be [L, S] or [N * num_heads, L, S]"));
+    }
+    if (key_padding_mask) {
+      const Tensor& m = *key_padding_mask;
+      bool fits = (m.dim() == 2 && m.size(0) == n && m.size(1) == s) || (m.dim() == 1 && n == 1 && m.size(0) == s);
+      if (!fits) op_error("MultiheadAttention", operands, ::lt::detail::concat("key_padding_mask ", m.shape().str(), " must be [N, S]"));
+      Tensor pad = additive(m).reshape({n, 1, 1, s});
+      mask = mask.defined() ? Tensor(mask + pad) : pad;
+    }
+    return mask;
+  }
+};
+
+}  // namespace lt::nn

@@ -1,0 +1,43 @@
+#pragma once
+// Conv2d over [N, C, H, W] or [C, H, W] inputs.
+#include "lazytensor/nn/init.hpp"
+#include "lazytensor/nn/module.hpp"
+#include "lazytensor/trace/functions/nn.hpp"
+
+namespace lt::nn {
+
+struct Conv2dOptions {
+  Pair2 stride = 1, padding = 0, dilation = 1;
+  std::int64_t groups = 1;
+  bool bias = true;
+};
+
+class Conv2d : public Module {
+ public:
+  Conv2d(std::int64_t in_channels, std::int64_t out_channels, Pair2 kernel_size, Conv2dOptions options = {})
+      : options(options) {
+    LT_CHECK(in_channels > 0 && out_channels > 0 && kernel_size.h > 0 && kernel_size.w > 0,
+             "Conv2d: channels and kernel size must be positive, got ", in_channels, " -> ", out_channels, ", kernel ",
+             kernel_size.h, "x", kernel_size.w);
+    LT_CHECK(options.groups > 0 && in_channels % options.groups == 0 && out_channels % options.groups == 0,
+             "Conv2d: groups (", options.groups, ") must divide in_channels (", in_channels, ") and out_channels (",
+             out_channels, ")");
+    std::int64_t fan_in = in_channels / options.groups * kernel_size.h * kernel_size.w;
+    weight = init::fan_in_uniform({out_channels, in_channels / options.groups, kernel_size.h, kernel_size.w}, fan_in);
+    if (options.bias) bias = init::fan_in_uniform({out_channels}, fan_in);
+    register_parameter("weight", weight);
+    register_parameter("bias", bias);
+  }
+
+  Tensor forward(const Tensor& x) const {
+    std::optional<Tensor> b;
+    if (bias.defined()) b = bias;
+    return conv2d(x, weight, b, options.stride, options.padding, options.dilation, options.groups);
+  }
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+
+  Conv2dOptions options;
+  Tensor weight, bias;  // [out, in / groups, kh, kw], [out]
+};
+
+}  // namespace lt::nn

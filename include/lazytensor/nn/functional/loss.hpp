@@ -1,0 +1,105 @@
+#pragma once
+// Losses, in lt::nn::functional. Each takes a `reduction`: mean (the default), sum or none.
+#include <string_view>
+
+#include "lazytensor/trace/functions/creation.hpp"
+#include "lazytensor/trace/functions/movement.hpp"
+#include "lazytensor/trace/functions/nn.hpp"
+#include "lazytensor/trace/functions/reduction.hpp"
+
+namespace lt::nn::functional {
+
+enum class Reduction { mean, sum, none };
+
+namespace detail {
+inline Tensor reduce(const Tensor& loss, Reduction r) {
+  switch (r) {
+    case Reduction::mean: return loss.mean();
+    case Reduction::sum: return loss.sum();
+    case Reduction::none: return loss;
+  }
+  return loss;
+}
+
+inline void check_same_shape(std::string_view op, const Tensor& input, const Tensor& target) {
+  const Tensor operands[] = {input, target};
+  if (!input.defined() || !target.defined()) op_error(op, operands, "an operand is undefined");
+  if (input.shape() != target.shape())
+    op_error(op, operands, ::lt::detail::concat("input ", input.shape().str(), " and target ", target.shape().str(),
+                                                " must have the same shape"));
+  if (!is_floating(input.dtype()) || !is_floating(target.dtype()))
+    op_error(op, operands, "input and target must be floating");
+}
+
+/// Checks input [N, C] or [N, C, d1, ...] against class indices [N] or [N, d1, ...]; on the
+/// eager device also the index values (a lazy device finds them while running the gather).
+inline void check_classes(std::string_view op, const Tensor& input, const Tensor& target) {
+  const Tensor operands[] = {input, target};
+  if (!input.defined() || !target.defined()) op_error(op, operands, "an operand is undefined");
+  if (!is_floating(input.dtype())) op_error(op, operands, "input must be floating");
+  if (target.dtype() != i64 && target.dtype() != i32) op_error(op, operands, "target must hold class indices (i64 or i32)");
+  bool fits = input.dim() >= 1 && (input.dim() == 1 ? target.dim() == 0 : target.dim() == input.dim() - 1);
+  for (int d = 0, t = 0; fits && d < input.dim(); ++d)
+    if (d != (input.dim() == 1 ? 0 : 1)) fits = input.size(d) == target.size(t++);
+  if (!fits)
+    op_error(op, operands, ::lt::detail::concat("input ", input.shape().str(), " and target ", target.shape().str(),
+                                                " do not match: expected input [N, C, *] and target [N, *]"));
+  if (!target.device().is_lazy() && target.numel() > 0) {
+    std::int64_t classes = input.size(input.dim() == 1 ? 0 : 1);
+    for (std::int64_t c : target.to(i64).to_vector<std::int64_t>())
+      if (c < 0 || c >= classes)
+        op_error(op, operands, ::lt::detail::concat("target class ", c, " is out of range for ", classes, " classes"));
+  }
+}
+
+/// -log_probs at each target class: [N, *] from [N, C, *] (or [] from [C]).
+inline Tensor picked(const Tensor& log_probs, const Tensor& target) {
+  int class_dim = log_probs.dim() == 1 ? 0 : 1;
+  return -squeeze(gather(log_probs, class_dim, unsqueeze(target, class_dim)), class_dim);
+}
+}  // namespace detail
+
+/// Negative log-likelihood of `target` classes under log-probabilities `input` [N, C, *].
+inline Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean) {
+  detail::check_classes("nll_loss", input, target);
+  return detail::reduce(detail::picked(input, target), reduction);
+}
+
+/// Cross entropy of logits `input` [N, C, *] against class indices [N, *]. With label
+/// smoothing ε the target is (1 - ε) on the class plus ε / C on every class.
+inline Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
+                            double label_smoothing = 0.0) {
+  detail::check_classes("cross_entropy", input, target);
+  if (!(label_smoothing >= 0 && label_smoothing <= 1))
+    op_error("cross_entropy", {&input, 1}, ::lt::detail::concat("label_smoothing must be in [0, 1], got ", label_smoothing));
+  int class_dim = input.dim() == 1 ? 0 : 1;
+  Tensor log_probs = log_softmax(input, class_dim);
+  Tensor loss = detail::picked(log_probs, target);
+  if (label_smoothing > 0) {
+    Tensor uniform = -log_probs.mean(class_dim);
+    loss = loss * (1 - label_smoothing) + uniform * label_smoothing;
+  }
+  return detail::reduce(loss, reduction);
+}
+
+inline Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean) {
+  detail::check_same_shape("mse_loss", input, target);
+  Tensor d = input - target;
+  return detail::reduce(d * d, reduction);
+}
+
+inline Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean) {
+  detail::check_same_shape("l1_loss", input, target);
+  return detail::reduce(abs(input - target), reduction);
+}
+
+/// Binary cross entropy of logits against probabilities in [0, 1], in the stable form
+/// max(x, 0) - x * t + log(1 + exp(-|x|)).
+inline Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                               Reduction reduction = Reduction::mean) {
+  detail::check_same_shape("binary_cross_entropy_with_logits", input, target);
+  Tensor loss = relu(input) - input * target + log1p(exp(-abs(input)));
+  return detail::reduce(loss, reduction);
+}
+
+}  // namespace lt::nn::functional
