@@ -11,22 +11,11 @@
 #include <lazytensor/nn.hpp>
 #include <lazytensor/optim.hpp>
 
+#include "mnist_net.hpp"
+
 #include "common/timing.hpp"
 
 namespace {
-
-struct Net : lt::nn::Module {
-  lt::nn::Conv2d conv1{1, 10, 5}, conv2{10, 20, 5};
-  lt::nn::BatchNorm2d bn1{10}, bn2{20};
-  lt::nn::Linear fc1{320, 50}, fc2{50, 10};
-  Net() { LT_REGISTER_MODULES(conv1, bn1, conv2, bn2, fc1, fc2); }
-  lt::Tensor forward(const lt::Tensor& input) {
-    lt::Tensor x = bn1(lt::relu(lt::max_pool2d(conv1(input), 2)));
-    x = bn2(lt::relu(lt::max_pool2d(conv2(x), 2)));
-    x = lt::relu(fc1(x.flatten(1)));
-    return lt::log_softmax(fc2(x), 1);
-  }
-};
 
 }  // namespace
 
@@ -35,7 +24,7 @@ int main(int argc, char** argv) {
   const int reps = quick ? 5 : 31;
   lt::manual_seed(0);
   auto dev = lt::device();
-  Net model;
+  MnistNet model;
   model.to(dev);
   lt::optim::SGD opt(model.parameters(), {.lr = 0.01, .momentum = 0.5});
   lt::Tensor x = lt::randn({128, 1, 28, 28}).to(dev);

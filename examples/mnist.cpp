@@ -17,26 +17,14 @@
 #include <lazytensor/nn.hpp>
 #include <lazytensor/optim.hpp>
 
+#include "mnist_net.hpp"
+
 namespace {
 
 namespace F = lt::nn::functional;
 
 constexpr std::int64_t batch_size = 128;
 
-struct Net : lt::nn::Module {
-  lt::nn::Conv2d conv1{1, 10, 5}, conv2{10, 20, 5};
-  lt::nn::BatchNorm2d bn1{10}, bn2{20};
-  lt::nn::Linear fc1{320, 50}, fc2{50, 10};
-
-  Net() { LT_REGISTER_MODULES(conv1, bn1, conv2, bn2, fc1, fc2); }
-
-  lt::Tensor forward(const lt::Tensor& input) {
-    lt::Tensor x = bn1(lt::relu(lt::max_pool2d(conv1(input), 2)));
-    x = bn2(lt::relu(lt::max_pool2d(conv2(x), 2)));
-    x = lt::relu(fc1(x.flatten(1)));
-    return lt::log_softmax(fc2(x), 1);
-  }
-};
 
 using Clock = std::chrono::steady_clock;
 
@@ -46,7 +34,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 /// step before: its barrier has been placed, so reading it runs nothing new (a read of the
 /// current step's loss would run the forward pass on its own, apart from the step).
 template <class Source>
-double train_epoch(Net& model, lt::optim::SGD& optimizer, Source& source, lt::Device dev, int epoch, long steps) {
+double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, lt::Device dev, int epoch, long steps) {
   model.train();
   auto start = Clock::now();
   long step = 0;
@@ -74,7 +62,7 @@ double train_epoch(Net& model, lt::optim::SGD& optimizer, Source& source, lt::De
 }
 
 template <class Source>
-double test_accuracy(Net& model, Source& source, lt::Device dev) {
+double test_accuracy(MnistNet& model, Source& source, lt::Device dev) {
   model.eval();
   lt::no_grad guard;
   lt::Tensor correct = lt::zeros({}, dev, lt::i64);
@@ -103,7 +91,7 @@ int main(int argc, char** argv) {
   }
   lt::manual_seed(1);
   const lt::Device dev = lt::device();
-  Net model;
+  MnistNet model;
   model.to(dev);
   lt::optim::SGD optimizer(model.parameters(), {.lr = 0.01, .momentum = 0.5});
   try {
