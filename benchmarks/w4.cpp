@@ -15,10 +15,6 @@
 
 #include "common/timing.hpp"
 
-namespace {
-
-}  // namespace
-
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int reps = quick ? 5 : 31;
