@@ -16,6 +16,8 @@
 #include <lazytensor/data.hpp>
 #include <lazytensor/lazytensor.hpp>
 
+#include "example_support.hpp"
+
 namespace {
 
 constexpr std::int64_t batch = 64, pixels = 28 * 28, classes = 10;
@@ -52,30 +54,16 @@ double run_epoch(Model& model, Source&& source, lt::Device dev, float lr) {
 }
 
 template <class Source>
-double accuracy(const Model& model, Source&& source, lt::Device dev) {
-  lt::Tensor correct = lt::zeros({}, dev, lt::i64);
-  std::int64_t seen = 0;
-  for (auto [x, y] : lt::data::DeviceLoader(source, dev)) {
-    correct = lt::Tensor(correct + lt::Tensor(model.logits(x).argmax(1) == y).sum());
-    seen += x.size(0);
-  }
-  return seen ? static_cast<double>(correct.item<std::int64_t>()) / static_cast<double>(seen) : 0.0;
+double accuracy(const Model& model, Source& source, lt::Device dev) {
+  return classification_accuracy(source, dev, [&](const lt::Tensor& x) { return model.logits(x); });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int epochs = 3;
-  bool fake = false;
-  std::string dir(lt::data::FashionMnist::default_directory);
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-    else if (!std::strcmp(argv[i], "--fake-data")) fake = true;
-    else {
-      std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data]\n";
-      return 2;
-    }
+  const std::optional<ExampleOptions> options = ExampleOptions::parse(argc, argv);
+  if (!options) return 2;
+  const auto [epochs, fake, dir] = *options;
   }
   const lt::Device dev = lt::device();
   Model model{lt::zeros({pixels, classes}, dev), lt::zeros({classes}, dev)};

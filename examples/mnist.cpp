@@ -17,6 +17,7 @@
 #include <lazytensor/nn.hpp>
 #include <lazytensor/optim.hpp>
 
+#include "example_support.hpp"
 #include "mnist_net.hpp"
 
 namespace {
@@ -65,30 +66,15 @@ template <class Source>
 double test_accuracy(MnistNet& model, Source& source, lt::Device dev) {
   model.eval();
   lt::no_grad guard;
-  lt::Tensor correct = lt::zeros({}, dev, lt::i64);
-  std::int64_t seen = 0;
-  for (auto [data, target] : lt::data::DeviceLoader(source, dev)) {
-    correct = lt::Tensor(correct + lt::Tensor(model.forward(data).argmax(1) == target).sum());
-    seen += data.size(0);
-  }
-  return seen ? static_cast<double>(correct.item<std::int64_t>()) / static_cast<double>(seen) : 0.0;
+  return classification_accuracy(source, dev, [&](const lt::Tensor& x) { return model.forward(x); });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int epochs = 3;
-  bool fake = false;
-  std::string dir(lt::data::FashionMnist::default_directory);
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-    else if (!std::strcmp(argv[i], "--fake-data")) fake = true;
-    else {
-      std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data]\n";
-      return 2;
-    }
-  }
+  const std::optional<ExampleOptions> options = ExampleOptions::parse(argc, argv);
+  if (!options) return 2;
+  const auto [epochs, fake, dir] = *options;
   lt::manual_seed(1);
   const lt::Device dev = lt::device();
   MnistNet model;

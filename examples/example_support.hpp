@@ -1,0 +1,46 @@
+#pragma once
+// What the Fashion-MNIST examples share: their command line and how they count correct
+// classifications on the lazy device.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <lazytensor/data.hpp>
+
+/// [--epochs N] [--dir DIR] [--fake-data]
+struct ExampleOptions {
+  int epochs = 3;
+  bool fake = false;
+  std::string dir{lt::data::FashionMnist::default_directory};
+
+  /// The options, or nothing (after printing the usage) when the command line is wrong.
+  static std::optional<ExampleOptions> parse(int argc, char** argv) {
+    ExampleOptions o;
+    for (int i = 1; i < argc; ++i) {
+      if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc) o.epochs = std::atoi(argv[++i]);
+      else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) o.dir = argv[++i];
+      else if (!std::strcmp(argv[i], "--fake-data")) o.fake = true;
+      else {
+        std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data]\n";
+        return std::nullopt;
+      }
+    }
+    return o;
+  }
+};
+
+/// The share of `source`'s examples whose largest score from `scores(x)` is the label. The
+/// count stays on the device until the end: one read, not one per batch.
+template <class Source, class Scores>
+double classification_accuracy(Source& source, lt::Device dev, Scores&& scores) {
+  lt::Tensor correct = lt::zeros({}, dev, lt::i64);
+  std::int64_t seen = 0;
+  for (auto [x, y] : lt::data::DeviceLoader(source, dev)) {
+    correct = lt::Tensor(correct + lt::Tensor(scores(x).argmax(1) == y).sum());
+    seen += x.size(0);
+  }
+  return seen ? static_cast<double>(correct.item<std::int64_t>()) / static_cast<double>(seen) : 0.0;
+}
