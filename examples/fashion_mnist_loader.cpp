@@ -64,7 +64,6 @@ int main(int argc, char** argv) {
   const std::optional<ExampleOptions> options = ExampleOptions::parse(argc, argv);
   if (!options) return 2;
   const auto [epochs, fake, dir] = *options;
-  }
   const lt::Device dev = lt::device();
   Model model{lt::zeros({pixels, classes}, dev), lt::zeros({classes}, dev)};
   const float lr = 0.1f;
