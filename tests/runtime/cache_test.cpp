@@ -227,5 +227,28 @@ TEST_F(PlanCacheTest, AGraphEvictedWhileQueuedStillRunsAndTheTraceTimeIsKept) {
   EXPECT_GE(metrics::timer("TraceTime").count, 3);
 }
 
+TEST_F(PlanCacheTest, TimeSpentWaitingForTheDeviceIsNotTracingTime) {
+  // Each step is a few traced ops and a lot of work, and the program reads its result at
+  // once: the loop waits on the device, it is not tracing-bound.
+  auto dev = device();
+  Tensor w = randn({192, 192}, dev) * 0.05f, x = randn({192, 192}, dev);
+  sync();
+  auto run_steps = [&](int steps) {
+    for (int step = 0; step < steps; ++step) {
+      Tensor y = x.matmul(w).matmul(w).matmul(w).matmul(w);
+      sync();
+      y.to_vector<float>();
+    }
+  };
+  // The device's window of steps may have begun in earlier code: one window of these steps
+  // first, so that every window judged below holds only them.
+  run_steps(detail::TraceClock::window_steps);
+  std::int64_t bound = metrics::counter("TracingBoundWindows");
+  double traced = metrics::timer("TraceTime").total, executed = metrics::timer("ExecuteTime").total;
+  run_steps(2 * detail::TraceClock::window_steps);
+  EXPECT_EQ(metrics::counter("TracingBoundWindows"), bound);
+  EXPECT_LT(metrics::timer("TraceTime").total - traced, metrics::timer("ExecuteTime").total - executed);
+}
+
 }  // namespace
 }  // namespace lt

@@ -20,19 +20,22 @@
 
 namespace lt::reduction {
 
-/// Sum of n values in eight interleaved lanes added as a fixed tree: vectorisable, and the
-/// same bits on every run. Integers add as unsigned, wrapping like PyTorch's.
+/// Sum of n values in 32 interleaved lanes added as a fixed tree: several independent vector
+/// accumulators (one would wait on its own latency every step), and the same bits on every
+/// run. Integers add as unsigned, wrapping like PyTorch's.
 template <class T, class In = T>
 T lane_sum(const In* x, std::int64_t n) {
   using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
-  constexpr int lanes = 8;
+  constexpr int lanes = 32;
   Acc acc[lanes] = {};
   std::int64_t i = 0;
   for (; i + lanes <= n; i += lanes)
     for (int l = 0; l < lanes; ++l) acc[l] += static_cast<Acc>(x[i + l]);
   Acc tail = 0;
   for (; i < n; ++i) tail += static_cast<Acc>(x[i]);
-  return static_cast<T>(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail);
+  for (int width = lanes / 2; width > 0; width /= 2)
+    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
+  return static_cast<T>(acc[0] + tail);
 }
 
 template <class T> bool is_nan(T x) {
@@ -178,18 +181,29 @@ struct Extreme : AnyDims {
       using namespace Eigen::internal;
       using P = kernels::packet_t<T>;
       constexpr int lanes = kernels::packet_lanes<T>;
-      if (n >= 2 * lanes) {
-        P acc = ploadu<P>(x), nans = pandnot(ptrue(acc), pcmp_eq(acc, acc));
-        for (i = lanes; i + lanes <= n; i += lanes) {
-          P v = ploadu<P>(x + i);
+      // Four independent running extremes: one would wait on its own compare and select.
+      constexpr int ways = 4;
+      if (n >= ways * lanes) {
+        auto step = [](P& acc, P& nans, const P& v) {
           nans = por(nans, pandnot(ptrue(v), pcmp_eq(v, v)));
           acc = pselect(Max ? pcmp_lt(acc, v) : pcmp_lt(v, acc), v, acc);
+        };
+        P acc[ways], nans[ways];
+        for (int w = 0; w < ways; ++w) {
+          acc[w] = ploadu<P>(x + w * lanes);
+          nans[w] = pandnot(ptrue(acc[w]), pcmp_eq(acc[w], acc[w]));
+        }
+        for (i = ways * lanes; i + ways * lanes <= n; i += ways * lanes)
+          for (int w = 0; w < ways; ++w) step(acc[w], nans[w], ploadu<P>(x + i + w * lanes));
+        for (int w = 1; w < ways; ++w) {
+          step(acc[0], nans[0], acc[w]);
+          nans[0] = por(nans[0], nans[w]);
         }
         alignas(64) T lane[lanes];
-        pstoreu(lane, acc);
+        pstoreu(lane, acc[0]);
         best = lane[0];
         for (int l = 1; l < lanes; ++l) best = (Max ? lane[l] > best : lane[l] < best) ? lane[l] : best;
-        nan = predux_any(nans);
+        nan = predux_any(nans[0]);
       }
     }
     for (; i < n; ++i) {  // branch-free, so that it vectorises

@@ -4,6 +4,8 @@
 // inside a step still run in parallel with TBB. LT_ASYNC=0 leaves the workers unused.
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -75,6 +77,10 @@ class StepQueue {
     });
   }
 
+  /// Seconds that callers have spent blocked in the waits above (steps they ran included):
+  /// time the program was neither tracing nor free to trace.
+  double waited_seconds() const { return static_cast<double>(waited_ns_.load(std::memory_order_relaxed)) * 1e-9; }
+
   /// The error of a failed step that nothing has raised yet, and forgets it.
   std::exception_ptr take_error() {
     std::shared_ptr<PendingStep> s;
@@ -110,6 +116,7 @@ class StepQueue {
   const PendingStep* running_step_ = nullptr;  // guarded by mu_
   std::shared_ptr<PendingStep> failed_;  // guarded by mu_: the first failed step not yet raised
   std::thread thread_;                   // started by the first enqueue
+  std::atomic<std::int64_t> waited_ns_{0};
 };
 
 /// The queues of all lazy devices. Made before the first step, so the statics it touches
@@ -198,6 +205,16 @@ inline void StepQueue::run_job(Job& job) {
 template <class Done>
 void StepQueue::help_until(Done&& done) {
   std::unique_lock lock(mu_);
+  if (done()) return;
+  const auto start = std::chrono::steady_clock::now();
+  struct CountWait {
+    std::atomic<std::int64_t>& total;
+    std::chrono::steady_clock::time_point start;
+    ~CountWait() {
+      auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+      total.fetch_add(waited.count(), std::memory_order_relaxed);
+    }
+  } count_wait{waited_ns_, start};
   for (;;) {
     if (done()) return;
     if (!running_ && !jobs_.empty() && !on_step_worker &&

@@ -1,13 +1,16 @@
 #pragma once
 // TraceTime: per lazy device, the time from the end of one barrier to the start of the next,
-// the time the program spends building a step. When, over a window of steps, building them
+// less the time spent blocked waiting for the device (reads, wait_device_ops): the time the
+// program spends building a step. When, over a window of steps, building them
 // takes longer than running them, the device waits on the tracer: that is worth a warning.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
 
 #include "lazytensor/core/metrics.hpp"
+#include "lazytensor/runtime/step_queue.hpp"
 #include "lazytensor/trace/lazy_context.hpp"
 
 namespace lt::detail {
@@ -21,7 +24,7 @@ class TraceClock {
   class Barrier {
    public:
     explicit Barrier(int index) : clock_(of(index)), index_(index) { clock_.barrier_starts(index_); }
-    ~Barrier() { clock_.barrier_ends(); }
+    ~Barrier() { clock_.barrier_ends(index_); }
     Barrier(const Barrier&) = delete;
     Barrier& operator=(const Barrier&) = delete;
 
@@ -49,12 +52,14 @@ class TraceClock {
       execute_at_window_start_ = execute_time.total();
       return;
     }
-    double traced = std::chrono::duration<double>(now - last_end_).count();
+    double waited = step_queue(index).waited_seconds() - waited_at_last_end_;
+    double traced = std::max(0.0, std::chrono::duration<double>(now - last_end_).count() - waited);
     trace_time.record(traced);
     trace_in_window_ += traced;
     if (++steps_in_window_ < window_steps) return;
     double executed = execute_time.total() - execute_at_window_start_;
-    if (trace_in_window_ > executed) {
+    // A metrics reset inside the window leaves nothing to compare against: judge none.
+    if (executed >= 0 && trace_in_window_ > executed) {
       bound.add();
       if (!warned_) {
         warned_ = true;
@@ -68,16 +73,17 @@ class TraceClock {
     trace_in_window_ = 0;
     execute_at_window_start_ = execute_time.total();
   }
-  void barrier_ends() {
+  void barrier_ends(int index) {
     std::lock_guard lock(mu_);
     last_end_ = clock::now();
+    waited_at_last_end_ = step_queue(index).waited_seconds();
   }
 
   std::mutex mu_;
   bool started_ = false, warned_ = false;
   clock::time_point last_end_{};
   int steps_in_window_ = 0;
-  double trace_in_window_ = 0, execute_at_window_start_ = 0;
+  double trace_in_window_ = 0, execute_at_window_start_ = 0, waited_at_last_end_ = 0;
 };
 
 }  // namespace lt::detail
