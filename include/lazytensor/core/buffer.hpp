@@ -8,6 +8,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "lazytensor/core/env.hpp"
 #include "lazytensor/core/error.hpp"
 
 namespace lt {
@@ -55,8 +56,7 @@ class BlockCache {
 
  private:
   BlockCache() {
-    const char* v = std::getenv("LT_BUFFER_CACHE_MB");
-    limit_ = (v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : 1024) << 20;
+    limit_ = static_cast<std::size_t>(env_count("LT_BUFFER_CACHE_MB", 1024)) << 20;
   }
   std::mutex mu_;
   std::unordered_multimap<std::size_t, void*> free_;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lazytensor/core/env.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 
 namespace lt {
@@ -16,10 +17,7 @@ namespace lt {
 namespace detail {
 /// LT_NO_SPECIAL_SCALARS=1: 0 and 1 are parameters like any other scalar value.
 inline bool special_scalars_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("LT_NO_SPECIAL_SCALARS");
-    return v == nullptr || std::string_view(v) != "1";
-  }();
+  static const bool enabled = !env_flag("LT_NO_SPECIAL_SCALARS", false);
   return enabled;
 }
 /// Stands in for a data word, so that the words after it keep their places.

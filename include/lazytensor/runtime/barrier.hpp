@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lazytensor/core/env.hpp"
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/leaf.hpp"
 #include "lazytensor/runtime/persistent_cache.hpp"
@@ -25,10 +26,7 @@ namespace lt {
 namespace detail {
 /// LT_FUSION=0 runs graphs with the reference executor, node by node: the oracle.
 inline bool fusion_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("LT_FUSION");
-    return v == nullptr || std::string_view(v) != "0";
-  }();
+  static const bool enabled = env_flag("LT_FUSION", true);
   return enabled;
 }
 

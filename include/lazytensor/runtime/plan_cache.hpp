@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lazytensor/compile/plan.hpp"
+#include "lazytensor/core/env.hpp"
 
 namespace lt {
 
@@ -78,11 +79,7 @@ class PlanCache {
 namespace detail {
 /// LT_COMPILATION_CACHE_SIZE: how many plans the cache keeps (default 1024; 0: none).
 inline std::size_t cache_capacity_from_env() {
-  const char* v = std::getenv("LT_COMPILATION_CACHE_SIZE");
-  if (v == nullptr || *v == '\0') return 1024;
-  char* end = nullptr;
-  long long n = std::strtoll(v, &end, 10);
-  return end != nullptr && *end == '\0' && n >= 0 ? static_cast<std::size_t>(n) : 1024;
+  return static_cast<std::size_t>(env_count("LT_COMPILATION_CACHE_SIZE", 1024));
 }
 }  // namespace detail
 

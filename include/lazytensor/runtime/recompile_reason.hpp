@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "lazytensor/core/env.hpp"
 #include "lazytensor/ops/registry.hpp"
 #include "lazytensor/runtime/plan_cache.hpp"
 
@@ -18,10 +19,7 @@ namespace lt {
 
 namespace detail {
 inline bool debug_env() {
-  static const bool on = [] {
-    const char* v = std::getenv("LT_DEBUG");
-    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
-  }();
+  static const bool on = env_flag("LT_DEBUG", false);
   return on;
 }
 inline std::atomic<bool> explain_requested{false};

@@ -22,6 +22,7 @@
 
 #include <oneapi/tbb/task_arena.h>
 
+#include "lazytensor/core/env.hpp"
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/trace/lazy_context.hpp"
@@ -31,10 +32,7 @@ namespace lt::detail {
 
 /// LT_ASYNC=0 runs every step on the thread that calls the barrier (for debugging).
 inline bool async_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("LT_ASYNC");
-    return v == nullptr || std::string_view(v) != "0";
-  }();
+  static const bool enabled = env_flag("LT_ASYNC", true);
   return enabled;
 }
 

@@ -12,6 +12,8 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 
+#include "lazytensor/core/env.hpp"
+
 namespace lt::kernels {
 
 /// Below this many elements of work a loop runs on the calling thread.
@@ -42,9 +44,8 @@ namespace detail {
 /// Honours LT_NUM_THREADS: the limit lives as long as the program.
 inline void apply_thread_limit() {
   static const std::unique_ptr<tbb::global_control> limit = []() -> std::unique_ptr<tbb::global_control> {
-    const char* v = std::getenv("LT_NUM_THREADS");
-    int n = v ? std::atoi(v) : 0;
-    if (n <= 0) return nullptr;
+    const std::int64_t n = lt::detail::env_count("LT_NUM_THREADS", 0);
+    if (n == 0) return nullptr;
     return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n));
   }();
 }
