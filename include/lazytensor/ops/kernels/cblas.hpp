@@ -43,8 +43,15 @@ inline const bool openblas_threads_stopped = [] {
 }();
 }  // namespace detail
 
-/// "OpenBLAS 0.3.21 (Cooperlake kernels)": the kernels are picked from the CPU when the library
-/// loads (or forced by OPENBLAS_CORETYPE), and decide its speed.
+/// The kernels OpenBLAS picked from the CPU when it loaded (or OPENBLAS_CORETYPE forced), in
+/// lower case: "haswell", "skylakex", ...
+inline std::string core_name() {
+  std::string core = openblas_get_corename();
+  for (char& c : core) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return core;
+}
+
+/// "OpenBLAS 0.3.21 (Cooperlake kernels)": the kernels decide its speed.
 inline std::string name() {
   std::string version = OPENBLAS_VERSION;
   version.erase(0, version.find_first_not_of(' '));
