@@ -82,7 +82,6 @@ struct PlanStats {
 struct PlanNode {
   OpId op;
   Meta meta;
-  std::vector<std::int64_t> words;  // the attributes' structure (ops/attrs_key.hpp)
 };
 
 /// A compiled step graph. It refers to positions in the graph's schedule, never to its nodes:
@@ -90,6 +89,7 @@ struct PlanNode {
 struct Plan {
   hash_t key = 0;  // the schedule key it was compiled for
   std::vector<PlanNode> nodes;
+  FlatLists<std::int64_t> words;  // per position: its attributes' structure (ops/attrs_key.hpp)
   Adjacency inputs;
   std::vector<int> roots;
   std::vector<PlanStep> steps;
@@ -287,7 +287,7 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
 /// Places every intermediate in the plan's arena: values made by a kernel (not views), read
 /// within the step only. A value lives until the last step that reads it or a view of it.
 inline void plan_arena(Plan& plan, const Schedule& s, std::span<const int> group_of,
-                       std::span<const std::vector<int>> consumers) {
+                       const Adjacency& consumers) {
   const auto n = static_cast<int>(s.order.size());
   auto idx = [](int i) { return static_cast<std::size_t>(i); };
   constexpr int forever = std::numeric_limits<int>::max();
@@ -350,13 +350,15 @@ inline Plan make_plan(const Schedule& s) {
   auto idx = [](int i) { return static_cast<std::size_t>(i); };
   plan.key = s.key;
   plan.nodes.reserve(idx(n));
-  for (const Node* node : s.order)
-    plan.nodes.push_back({node->op->id, node->meta, node->is_data() ? std::vector<std::int64_t>{} : structural_words(*node->op, node->attrs)});
+  plan.words.offsets.reserve(idx(n) + 1);
+  for (const Node* node : s.order) {
+    plan.nodes.push_back({node->op->id, node->meta});
+    if (!node->is_data()) append_structural_words(*node->op, node->attrs, plan.words.flat);
+    plan.words.close_list();
+  }
   plan.inputs = s.inputs;
   plan.roots = s.roots;
-  std::vector<std::vector<int>> consumers(idx(n));
-  for (int p = 0; p < n; ++p)
-    for (int q : s.inputs[idx(p)]) consumers[idx(q)].push_back(p);
+  const Adjacency consumers = s.inputs.transposed();
   std::vector<char> is_root(idx(n), 0);
   for (int r : s.roots) is_root[idx(r)] = 1;
 
@@ -422,7 +424,7 @@ inline int first_difference(const Plan& plan, const Schedule& s) {
     const PlanNode& want = plan.nodes[p];
     if (node.op->id != want.op || node.meta.shape != want.meta.shape || node.meta.dtype != want.meta.dtype ||
         node.meta.wrapped_number != want.meta.wrapped_number || !std::ranges::equal(s.inputs[p], plan.inputs[p]) ||
-        (!node.is_data() && !same_structure(*node.op, node.attrs, want.words)))
+        (!node.is_data() && !same_structure(*node.op, node.attrs, plan.words[p])))
       return static_cast<int>(p);
   }
   if (plan.nodes.size() != s.order.size()) return static_cast<int>(n);

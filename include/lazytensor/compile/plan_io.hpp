@@ -25,10 +25,11 @@ class PlanWriter {
     const auto* p = reinterpret_cast<const std::byte*>(&v);
     bytes_.insert(bytes_.end(), p, p + sizeof v);
   }
-  template <class T> void put_all(const std::vector<T>& v) {
+  template <class T> void put_all(std::span<const T> v) {
     put(static_cast<std::uint64_t>(v.size()));
     for (const T& x : v) put(x);
   }
+  template <class T> void put_all(const std::vector<T>& v) { put_all(std::span<const T>(v)); }
   void put_shape(const Shape& s) {
     put(static_cast<std::uint8_t>(s.rank()));
     for (std::int64_t d : s) put(d);
@@ -146,10 +147,10 @@ inline std::vector<std::byte> serialize_plan(const Plan& plan) {
   detail::PlanWriter w;
   w.put(plan.key);
   w.put(static_cast<std::uint64_t>(plan.nodes.size()));
-  for (const PlanNode& n : plan.nodes) {
-    w.put(static_cast<std::uint16_t>(n.op));
-    w.put_meta(n.meta);
-    w.put_all(n.words);
+  for (std::size_t p = 0; p < plan.nodes.size(); ++p) {
+    w.put(static_cast<std::uint16_t>(plan.nodes[p].op));
+    w.put_meta(plan.nodes[p].meta);
+    w.put_all(plan.words[p]);
   }
   w.put_all(plan.inputs.offsets);
   w.put_all(plan.inputs.flat);
@@ -197,7 +198,9 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
     LT_CHECK(op < op_id_limit, "plan: op id ", op, " is out of range");
     node.op = static_cast<OpId>(op);
     node.meta = r.get_meta();
-    node.words = r.get_all<std::int64_t>();
+    std::vector<std::int64_t> words = r.get_all<std::int64_t>();
+    plan.words.flat.insert(plan.words.flat.end(), words.begin(), words.end());
+    plan.words.close_list();
   }
   plan.inputs.offsets = r.get_all<int>();
   plan.inputs.flat = r.get_all<int>();

@@ -1,6 +1,7 @@
 #pragma once
 // The order in which a step graph runs, how many readers each value has, and the graph's key.
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "lazytensor/trace/node_index.hpp"
@@ -9,15 +10,31 @@
 
 namespace lt {
 
-/// Per position, a list of positions, stored flat: a graph's edges without an allocation
-/// per node.
-struct Adjacency {
+/// Per position, a list of values, stored flat: one allocation for all the lists, not one per
+/// node.
+template <class T>
+struct FlatLists {
   std::vector<int> offsets{0};  // list p is flat[offsets[p], offsets[p + 1])
-  std::vector<int> flat;
+  std::vector<T> flat;
 
   std::size_t size() const { return offsets.size() - 1; }
-  std::span<const int> operator[](std::size_t p) const {
+  std::span<const T> operator[](std::size_t p) const {
     return {flat.data() + offsets[p], static_cast<std::size_t>(offsets[p + 1] - offsets[p])};
+  }
+  /// The reverse edges of lists of positions: list q holds every p whose list holds q, in
+  /// increasing p.
+  FlatLists transposed() const
+    requires std::is_same_v<T, int>
+  {
+    FlatLists t;
+    t.offsets.assign(size() + 1, 0);
+    for (int q : flat) ++t.offsets[static_cast<std::size_t>(q) + 1];
+    for (std::size_t k = 1; k < t.offsets.size(); ++k) t.offsets[k] += t.offsets[k - 1];
+    t.flat.resize(flat.size());
+    std::vector<int> next(t.offsets.begin(), t.offsets.end() - 1);
+    for (std::size_t p = 0; p < size(); ++p)
+      for (int q : (*this)[p]) t.flat[static_cast<std::size_t>(next[static_cast<std::size_t>(q)]++)] = static_cast<int>(p);
+    return t;
   }
   /// Ends list size() - 1; the next push_back starts a new one.
   void close_list() { offsets.push_back(static_cast<int>(flat.size())); }
@@ -25,8 +42,11 @@ struct Adjacency {
     offsets.assign(1, 0);
     flat.clear();
   }
-  friend bool operator==(const Adjacency&, const Adjacency&) = default;
+  friend bool operator==(const FlatLists&, const FlatLists&) = default;
 };
+
+/// A graph's edges: per position, the positions of its inputs (or of its readers).
+using Adjacency = FlatLists<int>;
 
 /// The order in which to run a graph, and when each value can be freed.
 struct Schedule {
@@ -43,12 +63,15 @@ struct Schedule {
 inline Schedule make_schedule(std::span<const NodePtr> roots) {
   Schedule s;
   thread_local NodeIndex position;  // reused: no allocation per step once warm
+  thread_local std::size_t last_size = 0;  // a loop's graphs are alike: size the order for it
   position.clear();
+  s.order.reserve(last_size);
   for (const NodePtr& root : roots) {
     append_topological(root.get(), s.order, position);
     s.roots.push_back(position.at(root.get()));
   }
   const std::size_t n = s.order.size();
+  last_size = n;
   s.inputs.offsets.reserve(n + 1);
   s.inputs.flat.reserve(n * 2);
   s.uses.assign(n, 0);

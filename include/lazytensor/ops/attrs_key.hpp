@@ -3,9 +3,11 @@
 // and what a cached plan must match. Data words (floats, and the ints a descriptor marks in
 // `value_ints`) are read from the live graph each run, so only their count enters, and for a
 // C++ scalar operand whether it is 0, 1 or another number.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -95,18 +97,19 @@ class HashWords {
   std::size_t n_ = 0;
 };
 
-/// The structural words of `a`, as a cached plan stores them to check a graph against.
-inline std::vector<std::int64_t> structural_words(const OpDesc& op, const Attrs& a) {
-  if (all_structural(op, a)) return a.ints;
-  std::vector<std::int64_t> words;
-  words.reserve(a.ints.size() + 2);
+/// Appends the structural words of `a` to `words`: what a cached plan stores to check a graph
+/// against.
+inline void append_structural_words(const OpDesc& op, const Attrs& a, std::vector<std::int64_t>& words) {
+  if (all_structural(op, a)) {
+    words.insert(words.end(), a.ints.begin(), a.ints.end());
+    return;
+  }
   for_each_structural_word(op, a, [&](std::int64_t w) { words.push_back(w); });
-  return words;
 }
 
 /// Whether `a` has the structural words `words`, without making a copy.
-inline bool same_structure(const OpDesc& op, const Attrs& a, const std::vector<std::int64_t>& words) {
-  if (all_structural(op, a)) return a.ints == words;
+inline bool same_structure(const OpDesc& op, const Attrs& a, std::span<const std::int64_t> words) {
+  if (all_structural(op, a)) return std::ranges::equal(a.ints, words);
   std::size_t k = 0;
   bool same = true;
   for_each_structural_word(op, a, [&](std::int64_t w) {

@@ -68,7 +68,7 @@ inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, st
 
 namespace detail {
 inline std::shared_ptr<TensorImpl> new_impl(Device device, const Meta& meta, NodePtr node, Array data) {
-  auto impl = std::make_shared<TensorImpl>(TensorImpl{device, meta, std::move(node), std::move(data)});
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>{}, TensorImpl{device, meta, std::move(node), std::move(data)});
   if (device.is_lazy() && impl->node && !impl->node->is_data()) lazy_context(device.index).track(impl);
   return impl;
 }

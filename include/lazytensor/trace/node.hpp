@@ -1,10 +1,13 @@
 #pragma once
 // IR node of a step graph. Immutable once made, but for a pending leaf's value, which its step
 // writes once; shared by the tensors and nodes that use it.
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "lazytensor/core/block_pool.hpp"
 #include "lazytensor/core/hash.hpp"
 #include "lazytensor/trace/node_index.hpp"
 #include "lazytensor/ops/attrs_key.hpp"
@@ -15,10 +18,35 @@ struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 struct PendingStep;  // trace/pending.hpp
 
+/// A node's inputs: up to three in the node itself, more (cat, stack) on the heap. A walk then
+/// reads a node's edges from the node's own cache lines, and tracing an op allocates once less.
+class NodeInputs {
+ public:
+  NodeInputs() = default;
+  explicit NodeInputs(std::vector<NodePtr>&& v) : size_(static_cast<std::uint32_t>(v.size())) {
+    if (v.size() <= inline_count) {
+      for (std::size_t k = 0; k < v.size(); ++k) small_[k] = std::move(v[k]);
+    } else {
+      large_ = std::move(v);
+    }
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const NodePtr* begin() const { return size_ <= inline_count ? small_.data() : large_.data(); }
+  const NodePtr* end() const { return begin() + size_; }
+  const NodePtr& operator[](std::size_t k) const { return begin()[k]; }
+
+ private:
+  static constexpr std::size_t inline_count = 3;
+  std::array<NodePtr, inline_count> small_;
+  std::vector<NodePtr> large_;
+  std::uint32_t size_ = 0;
+};
+
 // What a barrier's walk reads (op, inputs, hash, step) comes first: one cache line per node.
 struct Node {
   const OpDesc* op;
-  std::vector<NodePtr> inputs;  // inputs own their producers; nothing points back
+  NodeInputs inputs;  // inputs own their producers; nothing points back
   hash_t hash;  // structural: op, attribute structure, shape, dtype and the inputs' hashes; never data
   // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
   std::shared_ptr<PendingStep> step;
@@ -43,7 +71,7 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inp
     for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
-  return std::make_shared<const Node>(Node{&op, std::move(inputs), words.hash(), {}, meta, std::move(attrs), {}});
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, NodeInputs(std::move(inputs)), words.hash(), {}, meta, std::move(attrs), {}});
 }
 
 /// The hash of a device_data leaf of `meta`: its shape and dtype, never its data.
@@ -56,7 +84,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::make_shared<const Node>(Node{&device_data, {}, h, {}, meta, {}, std::move(data)});
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&device_data, {}, h, {}, meta, {}, std::move(data)});
 }
 
 /// Appends to `order` every node below `root` not yet in `position`, producers first, and
