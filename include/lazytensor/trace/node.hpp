@@ -43,7 +43,8 @@ class NodeInputs {
   std::uint32_t size_ = 0;
 };
 
-// What a barrier's walk reads (op, inputs, hash, step) comes first: one cache line per node.
+// What a barrier's walk reads (op, inputs, hash, step) comes first: the node's first two
+// cache lines; the value and attributes it skips come after.
 struct Node {
   const OpDesc* op;
   NodeInputs inputs;  // inputs own their producers; nothing points back
