@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,43 @@ TEST(Plan, LogSoftmaxAndLayerNormAreOneKernelEach) {
   stats = debug::plan_stats({centred, mu});
   EXPECT_EQ(stats.kernels, 1);
   expect_plan_matches_reference({centred, mu}, "centred");
+}
+
+/// The row loop runs a group when every member has a bound form for its operands: here
+/// reductions whose rows or results convert (f32 var and argmax read rows as f64; an f32 sum
+/// accumulates in f64; argmax gives i64), C++ scalars, row values broadcast along rows, and
+/// rows longer than a reduction chunk. An elementwise member reading another dtype than it
+/// computes in (f32 times bool) sends its group to the tile-view loop.
+TEST(Plan, GroupsWithBoundMembersRunInTheRowLoop) {
+  auto loop_counts = [] { return std::pair{metrics::counter("RowLoopGroups"), metrics::counter("TileViewGroups")}; };
+  for (std::int64_t cols : {1000, 5000}) {
+    Tensor x = randn({48, cols}, device());
+    sync();
+    auto [rows_before, views_before] = loop_counts();
+    Tensor s = sum(x * 2.0f, 1, true), y = (x - s) * 0.5f + amax(x, 1, true), i = argmax(x - s, 1, true) + 1;
+    Tensor v = (x - mean(x, Dims{1}, true)) / var(x, Dims{1}, 0, true);
+    expect_plan_matches_reference({y, i, s, v}, "bound members, cols " + std::to_string(cols));
+    auto [rows_after, views_after] = loop_counts();
+    EXPECT_GE(rows_after - rows_before, 1) << cols;
+    EXPECT_EQ(views_after, views_before) << cols;
+    // A plain-loop check beside the bit-for-bit one: y's first row.
+    std::vector<float> vx = x.to_vector<float>(), vy = y.to_vector<float>();
+    double total = 0;
+    float top = vx[0];
+    for (std::int64_t c = 0; c < cols; ++c) {
+      total += 2.0 * vx[static_cast<std::size_t>(c)];
+      top = std::max(top, vx[static_cast<std::size_t>(c)]);
+    }
+    EXPECT_NEAR(vy[0], (vx[0] - total) * 0.5 + top, 1e-3 * (1 + std::abs(total)));
+  }
+  Tensor x = randn({8, 300}, device());
+  Tensor mask = x > 0.0f;
+  sync();
+  auto [rows_before, views_before] = loop_counts();
+  Tensor v = x * mask - mean(x, Dims{1}, true);
+  expect_plan_matches_reference({v}, "f32 times bool");
+  EXPECT_EQ(loop_counts().second - views_before, 1);
+  EXPECT_EQ(loop_counts().first, rows_before);
 }
 
 TEST(Plan, IntermediatesShareOneArenaByTheirLives) {

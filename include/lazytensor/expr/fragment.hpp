@@ -54,6 +54,10 @@ inline constexpr OpDesc fragment_desc{OpId::fragment,
                                       &fragment_kernel<S>,
                                       nullptr,
                                       &fragment_grad,
-                                      std::span<const FragmentStep>(body<S>)};
+                                      std::span<const FragmentStep>(body<S>),
+                                      0,
+                                      false,
+                                      nullptr,
+                                      &fragment_bind<S>};
 
 }  // namespace lt::expr

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -166,7 +167,43 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
   });
 }
 
+/// A fragment's evaluator with the input each of its slots reads: the state of its bound form.
+template <class S, class T>
+struct BoundFragment {
+  Eval<S, T> eval;
+  int input_of[slot_count<S> > 0 ? slot_count<S> : 1];
+
+  static void map(const void* state, const void* const* src, void* dst, std::int64_t n) {
+    const auto& self = *static_cast<const BoundFragment*>(state);
+    const T* in[slot_count<S> > 0 ? slot_count<S> : 1];
+    for (int k = 0; k < slot_count<S>; ++k) in[k] = static_cast<const T*>(src[self.input_of[k]]);
+    eval_range(self.eval, in, static_cast<T*>(dst), n);
+  }
+};
+
 }  // namespace detail
+
+/// The bound form of fragment_kernel<S>, for inputs already read as its compute type.
+template <class S>
+bool fragment_bind(std::span<const Meta>, const Meta& out, const Attrs& attrs, BoundKernel& into) {
+  DType t = FragmentAttrsReader::compute(attrs);
+  return kernels::visit_compute(t, [&]<class T>(Tag<T>) {
+    using Bound = detail::BoundFragment<S, T>;
+    if constexpr (detail::supports<S, T> && sizeof(Bound) <= BoundKernel::state_bytes &&
+                  std::is_trivially_copy_constructible_v<Bound> && std::is_trivially_destructible_v<Bound>) {
+      if (out.dtype != dtype_v<T>) return false;
+      FragmentAttrsReader reader(attrs);
+      Attrs scratch;
+      auto* bound = ::new (static_cast<void*>(into.state)) Bound{detail::Eval<S, T>(reader, scratch), {}};
+      for (int k = 0; k < slot_count<S>; ++k) bound->input_of[k] = reader.input_of(k);
+      into.map = &Bound::map;
+      into.input = dtype_v<T>;
+      return true;
+    } else {
+      return false;
+    }
+  });
+}
 
 /// The kernel of every fragment of skeleton S.
 template <class S>

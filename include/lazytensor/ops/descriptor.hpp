@@ -1,6 +1,7 @@
 #pragma once
 // The op descriptor: everything the tracer, the executors and (later) autograd need to know
 // about one op. Passes dispatch on `kind` and traits, never on a particular op.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -58,7 +59,26 @@ using GradFn = void (*)(GradContext&);
 inline void not_differentiable(GradContext&) {}
 
 struct OpDesc;
-struct TiledProduct;  // ops/tiled_product.hpp
+struct TiledProduct;
+
+/// A kernel bound once to its operands' dtypes and attributes, then called on contiguous runs
+/// of values with no set-up per call: how a fused row loop runs its members (runtime/row_loop.hpp).
+/// It computes exactly what the op's kernel computes on the same values.
+struct BoundKernel {
+  static constexpr std::size_t state_bytes = 192;
+  BoundKernel() {}  // NOLINT: leaves `state` uninitialised, which binding fills
+  /// Elementwise: dst[i] = op(src[0][i], src[1][i], ...) for i < n.
+  void (*map)(const void* state, const void* const* src, void* dst, std::int64_t n) = nullptr;
+  /// Reduction: *dst = the op's result for one row of n >= 1 contiguous values, reduced in the
+  /// same chunks as the op's kernel reduces a row.
+  void (*reduce)(const void* row, std::int64_t n, const Attrs& attrs, void* dst) = nullptr;
+  DType input = DType::f32;   // the dtype every tensor operand must be read as
+  DType result = DType::f32;  // the dtype `reduce` writes (the result's dtype converts from it)
+  alignas(64) std::byte state[state_bytes];
+};
+/// Binds an op for operands `in` and result `out`, or returns false where it has no bound form
+/// for them (the plan then runs the op's kernel).
+using BindFn = bool (*)(std::span<const Meta> in, const Meta& out, const Attrs& attrs, BoundKernel& into);  // ops/tiled_product.hpp
 /// The dtype an elementwise op computes in, given its operands and result dtype.
 using ComputeFn = DType (*)(std::span<const Meta> in, DType out);
 
@@ -92,6 +112,8 @@ struct OpDesc {
   /// A contraction that can hand its output over tile by tile (ops/tiled_product.hpp): plans
   /// run its elementwise consumers on each tile while it is in cache.
   const TiledProduct* tiled = nullptr;
+  /// Elementwise ops, fragments and reductions: the bound form of `kernel`.
+  BindFn bind = nullptr;
 };
 
 /// `d` with its gradient rule: `inline constexpr auto exp = with_grad(elementwise_op<...>(...), &rule);`

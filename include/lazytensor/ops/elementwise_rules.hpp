@@ -93,8 +93,9 @@ struct ElementwiseDesc : OpDesc {
 template <std::size_t N, class Fn, class Rule>
 constexpr ElementwiseDesc<Fn, Rule, N> elementwise_op(OpId id, std::string_view name,
                                                       InferFn infer = &elementwise_infer<Rule>) {
-  return {OpDesc{id, name, OpKind::elementwise, static_cast<int>(N), infer,
-                 &kernels::elementwise_kernel<Fn, Rule, N>}};
+  OpDesc d{id, name, OpKind::elementwise, static_cast<int>(N), infer, &kernels::elementwise_kernel<Fn, Rule, N>};
+  d.bind = &kernels::elementwise_bind<Fn, Rule, N>;
+  return {d};
 }
 
 }  // namespace lt

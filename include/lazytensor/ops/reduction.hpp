@@ -6,6 +6,7 @@
 // a state, combine states in row order, finish a state into the result. Integers and bools
 // compute in i64; floats compute in f64 whatever their storage, so f32 sums, means and
 // variances accumulate in f64 (summed in eight fixed lanes per chunk) and are rounded once.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -348,9 +349,46 @@ void reduce_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   run(Tag<double>{});
 }
 
+/// One row of n >= 1 contiguous values of In, reduced by Op computing in T: chunk by chunk in
+/// the driver's chunks and combined in row order, as kernels::reduce_rows reduces each row.
+template <class Op, class T, class In>
+void reduce_one_row(const void* row, std::int64_t n, const Attrs& a, void* dst) {
+  const In* x = static_cast<const In*>(row);
+  auto chunk = [&](std::int64_t r0) {
+    std::int64_t m = std::min(kernels::reduce_chunk, n - r0);
+    if constexpr (std::is_same_v<In, T>) return Op::template reduce<T>(x + r0, m, r0);
+    else return Op::template reduce<T, In>(x + r0, m, r0);
+  };
+  auto state = chunk(0);
+  for (std::int64_t r0 = kernels::reduce_chunk; r0 < n; r0 += kernels::reduce_chunk) Op::template combine<T>(state, chunk(r0));
+  auto v = Op::template finish<T>(state, n, a);
+  std::memcpy(dst, &v, sizeof v);
+}
+
+/// The bound form of reduce_kernel<Op>: the same compute type, for rows already read as it.
+template <class Op>
+bool reduce_bind(std::span<const Meta> in, const Meta&, const Attrs&, BoundKernel& into) {
+  auto use = [&]<class T, class In>(Tag<T>, Tag<In>) {
+    into.reduce = &reduce_one_row<Op, T, In>;
+    into.input = dtype_v<In>;
+    into.result = dtype_v<decltype(Op::template finish<T>(typename Op::template State<T>{}, 0, Attrs{}))>;
+    return true;
+  };
+  const DType t = in[0].dtype;
+  if constexpr (Op::exact_in_f32)
+    if (t == DType::f32) return use(Tag<float>{}, Tag<float>{});
+  if constexpr (Op::widens_f32_rows)
+    if (t == DType::f32) return use(Tag<double>{}, Tag<float>{});
+  if constexpr (Op::integer_compute)
+    if (!is_floating(t)) return use(Tag<std::int64_t>{}, Tag<std::int64_t>{});
+  return use(Tag<double>{}, Tag<double>{});
+}
+
 template <class Op>
 constexpr OpDesc reduction_op(OpId id, std::string_view name, GradFn grad) {
-  return OpDesc{id, name, OpKind::reduction, 1, &reduce_infer<Op>, &reduce_kernel<Op>, nullptr, grad};
+  OpDesc d{id, name, OpKind::reduction, 1, &reduce_infer<Op>, &reduce_kernel<Op>, nullptr, grad};
+  d.bind = &reduce_bind<Op>;
+  return d;
 }
 
 inline constexpr OpDesc sum = reduction_op<Sum>(OpId::sum, "sum", &grad::rule::sum);

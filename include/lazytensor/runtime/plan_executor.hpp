@@ -1,5 +1,6 @@
 #pragma once
-// Runs a Plan. A fusion group runs as one parallel loop over tiles of whole rows: for each
+// Runs a Plan. A fusion group whose members all have bound forms runs in the row loop
+// (row_loop.hpp). Any other runs as one parallel loop over tiles of whole rows: for each
 // tile, every member's own kernel runs on tile-sized [rows, row] views, producer before
 // consumer, so the values that stay inside the group live in a per-thread scratch buffer that
 // fits in cache. Each member computes exactly what it computes alone (a reduction reduces each
@@ -17,6 +18,7 @@
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/runtime/product_group.hpp"
+#include "lazytensor/runtime/row_loop.hpp"
 
 namespace lt {
 
@@ -31,14 +33,6 @@ inline constexpr std::int64_t tile_elements = 8192;
 inline View tile_view(std::byte* data, DType t, std::int64_t rows, std::int64_t row, bool per_row = false) {
   return per_row ? View{data, t, Shape{rows, row}, Strides{1, 0}, false}
                  : View{data, t, Shape{rows, row}, Strides{row, 1}, false};
-}
-
-/// The array a plan step writes for position p: its place in the arena, or a fresh array.
-inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
-  const Meta& m = plan.nodes[static_cast<std::size_t>(p)].meta;
-  std::int64_t offset = plan.arena_offset[static_cast<std::size_t>(p)];
-  if (offset < 0) return Array::empty(m.dtype, m.shape);
-  return Array{arena, View{arena.data() + offset, m.dtype, m.shape, contiguous_strides(m.shape)}};
 }
 
 /// The members of a group led by a product: their runs counted, the arrays of those made in
@@ -162,6 +156,8 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   // bytes summed over runs, as every metric counter is.
   static metrics::Counter& arena_bytes = metrics::counter_handle("ArenaBytes");
   arena_bytes.add(plan.stats.arena_bytes);
+  static metrics::Counter& row_loop_groups = metrics::counter_handle("RowLoopGroups");
+  static metrics::Counter& tile_view_groups = metrics::counter_handle("TileViewGroups");
   const Buffer arena = plan.stats.arena_bytes > 0 ? Buffer(static_cast<std::size_t>(plan.stats.arena_bytes)) : Buffer();
   std::vector<int> uses = s.uses;
   for (std::size_t p = 0; p < s.order.size(); ++p)
@@ -174,8 +170,15 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   for (const PlanStep& step : plan.steps) {
     if (step.group >= 0) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
-      if (g.led_by_product()) detail::run_group_led_by_product(plan, s, g, arena, values);
-      else detail::run_group(plan, s, g, arena, values);
+      if (g.led_by_product()) {
+        detail::run_group_led_by_product(plan, s, g, arena, values);
+      } else if (detail::RowLoop loop(plan, s, g, values); loop.bind()) {
+        row_loop_groups.add();
+        loop.run(arena);
+      } else {
+        tile_view_groups.add();
+        detail::run_group(plan, s, g, arena, values);
+      }
       for (const GroupMember& m : g.members)
         if (m.role != MemberRole::constant) release_inputs(m.position);
       continue;

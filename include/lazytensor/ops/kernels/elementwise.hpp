@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <span>
 #include <type_traits>
 
@@ -185,6 +186,28 @@ void elementwise_kernel(std::span<const View> in, const View& out, const Attrs& 
   visit_compute(compute, [&]<class Tc>(Tag<Tc>) {
     if constexpr (Rule::template supports<Tc>) map_elements(in, out, make_apply<Tc, N>(fn));
     else fail("no kernel for compute dtype ", name(compute));
+  });
+}
+
+/// The bound form of elementwise_kernel<Fn, Rule, N>: the same compute type and functor, for
+/// operands already read as the compute type.
+template <class Fn, class Rule, std::size_t N>
+bool elementwise_bind(std::span<const Meta> in, const Meta& out, const Attrs& attrs, BoundKernel& into) {
+  DType compute = compute_dtype(Rule::compute(in, out.dtype));
+  return visit_compute(compute, [&]<class Tc>(Tag<Tc>) {
+    if constexpr (Rule::template supports<Tc> && sizeof(Fn) <= BoundKernel::state_bytes &&
+                  std::is_trivially_copyable_v<Fn>) {
+      Fn fn = make_functor<Fn>(attrs);
+      if (make_apply<Tc, N>(fn).result != out.dtype) return false;
+      ::new (static_cast<void*>(into.state)) Fn(fn);
+      into.map = [](const void* state, const void* const* src, void* dst, std::int64_t n) {
+        apply_loop<Tc, N, Fn>(src, dst, n, state);
+      };
+      into.input = dtype_v<Tc>;
+      return true;
+    } else {
+      return false;
+    }
   });
 }
 

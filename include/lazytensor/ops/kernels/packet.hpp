@@ -43,13 +43,26 @@ template <class P> P propagate_nan(const P& a, const P& b, const P& chosen) {
 /// exp of float lanes: Eigen's polynomial, which is accurate where the result is a normal
 /// float; lanes outside that range (subnormal, zero or infinite results) and NaN take libm's
 /// value, since Eigen clamps its argument there.
+/// Whether every float lane of x lies in [lo, hi] (false for a NaN lane).
+template <class P>
+[[gnu::always_inline]] inline bool all_within(const P& x, float lo, float hi) {
+  using namespace Eigen::internal;
+#if defined(__AVX512F__)
+  // Compares into mask registers: a packet's predux_any costs more than the compares.
+  if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, float>)
+    return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) ==
+           0xFFFF;
+#endif
+  P inside = pand(pcmp_le(pset1<P>(lo), x), pcmp_le(x, pset1<P>(hi)));
+  return !predux_any(pandnot(ptrue(x), inside));
+}
+
 template <class P>
 [[gnu::always_inline]] inline P exp_float(const P& x) {
   using namespace Eigen::internal;
   constexpr float lo = -87.0f, hi = 88.0f;
   P y = pexp(x);
-  P inside = pand(pcmp_le(pset1<P>(lo), x), pcmp_le(x, pset1<P>(hi)));
-  if (predux_any(pandnot(ptrue(x), inside))) {
+  if (!all_within(x, lo, hi)) [[unlikely]] {
     constexpr int n = unpacket_traits<P>::size;
     alignas(64) float xs[n], ys[n];
     pstoreu(xs, x);

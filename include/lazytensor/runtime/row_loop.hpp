@@ -1,0 +1,331 @@
+#pragma once
+// Runs a fusion group (no product) as one loop over small tiles of whole rows, calling each
+// member's bound kernel (BoundKernel) on raw runs of values: no views, operands or allocation
+// per tile, so a tile can be small enough that every value the members pass on stays in L1.
+// A bound kernel computes what its op's kernel computes, so the results equal the reference
+// executor's bit for bit. A group with a member that has no bound form for its operands runs
+// through the view-based loop instead (plan_executor.hpp).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "lazytensor/compile/plan.hpp"
+#include "lazytensor/ops/execute.hpp"
+#include "lazytensor/ops/kernels/elementwise.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
+
+namespace lt::detail {
+
+/// Elements per tile: the values passed between members stay in L1.
+inline constexpr std::int64_t row_loop_tile_elements = 2048;
+/// Elements per parallel block: enough work to amortise a task.
+inline constexpr std::int64_t row_loop_block_elements = 32768;
+
+/// `count` copies of the `size`-byte value at `value`.
+inline void fill_values(std::byte* dst, const std::byte* value, std::size_t size, std::int64_t count) {
+  auto fill = [&]<class U>(Tag<U>) {
+    U v;
+    std::memcpy(&v, value, sizeof v);
+    std::fill_n(reinterpret_cast<U*>(dst), count, v);
+  };
+  switch (size) {
+    case 1: return fill(Tag<std::uint8_t>{});
+    case 2: return fill(Tag<std::uint16_t>{});
+    case 4: return fill(Tag<std::uint32_t>{});
+    default: return fill(Tag<std::uint64_t>{});
+  }
+}
+
+/// n values at `from` (dtype `t`) as dtype `to`, converted as kernels convert operands.
+inline void convert_values(DType t, const std::byte* from, DType to, std::byte* dst, std::int64_t n) {
+  visit(t, [&]<class T>(Tag<T>) {
+    visit(to, [&]<class U>(Tag<U>) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        T v;
+        std::memcpy(&v, from + i * static_cast<std::int64_t>(sizeof(T)), sizeof v);
+        U u = static_cast<U>(v);
+        std::memcpy(dst + i * static_cast<std::int64_t>(sizeof(U)), &u, sizeof u);
+      }
+    });
+  });
+}
+
+/// The array a plan step writes for position p: its place in the arena, or a fresh array.
+inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
+  const Meta& m = plan.nodes[static_cast<std::size_t>(p)].meta;
+  std::int64_t offset = plan.arena_offset[static_cast<std::size_t>(p)];
+  if (offset < 0) return Array::empty(m.dtype, m.shape);
+  return Array{arena, View{arena.data() + offset, m.dtype, m.shape, contiguous_strides(m.shape)}};
+}
+
+class RowLoop {
+ public:
+  RowLoop(const Plan& plan, const Schedule& s, const FusionGroup& g, std::vector<Array>& values)
+      : plan_(plan), s_(s), g_(g), values_(values) {}
+
+  /// Binds every member to its operands; false where one has no bound form (nothing has run).
+  bool bind() {
+    const std::int64_t row = g_.row;
+    if (row < 1 || g_.rows() < 1) return false;
+    tile_rows_ = std::clamp<std::int64_t>(row_loop_tile_elements / row, 1, g_.rows());
+    for (const GroupExternal& e : g_.externals) {
+      const View& v = values_[idx(e.position)].view;
+      const std::int64_t per = e.index_space == g_.shape ? row : 1;
+      External x{kernels::Operand(v, e.index_space), per, v.numel() == 1, false, 0};
+      x.direct = !x.one && x.operand.dense && v.shape == e.index_space;
+      if (!x.one && !x.direct) x.scratch = reserve(tile_rows_ * per, v.dtype);
+      externals_.push_back(x);
+    }
+    members_.resize(g_.members.size());
+    for (std::size_t i = 0; i < g_.members.size(); ++i)
+      if (!bind_member(i)) return false;
+    return true;
+  }
+
+  /// Runs the bound group: its members' runs counted, the values made in full placed.
+  void run(const Buffer& arena) {
+    for (std::size_t i = 0; i < g_.members.size(); ++i) {
+      const int position = g_.members[i].position;
+      count_run(*s_.order[idx(position)]->op);
+      const Member& m = members_[i];
+      if (m.materialized) values_[idx(position)] = output_array(plan_, arena, position);
+      if (m.constant) continue;
+      for (const Input& in : inputs_of(m)) {
+        if (in.fixed_at < 0) continue;
+        // A fixed value (a constant or a one-element external) as the reader's compute dtype.
+        const std::byte* value = in.member >= 0 ? members_[idx(in.member)].constant_value
+                                                : values_[idx(g_.externals[idx(in.external)].position)].view.data;
+        DType from = in.member >= 0 ? node(in.member).meta.dtype : externals_[idx(in.external)].operand.dtype;
+        alignas(8) std::byte converted[8];
+        convert_values(from, value, m.kernel.input, converted, 1);
+        fill_values(fixed_.data() + in.fixed_at, converted, itemsize(m.kernel.input), std::min(kernels::chunk_size, tile_rows_ * m.per));
+      }
+    }
+    const std::int64_t block_rows = std::max(tile_rows_, row_loop_block_elements / g_.row);
+    kernels::parallel_blocks(g_.rows(), block_rows, [&](std::int64_t b0, std::int64_t b1) {
+      thread_local std::vector<std::byte> scratch;
+      if (scratch.size() < scratch_bytes_ + 64) scratch.resize(scratch_bytes_ + 64);
+      std::byte* base = scratch.data() + ((64 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64) % 64);
+      for (std::int64_t r0 = b0; r0 < b1; r0 += tile_rows_) run_tile(r0, std::min(b1, r0 + tile_rows_), base);
+    });
+  }
+
+ private:
+  struct External {
+    kernels::Operand operand;
+    std::int64_t per;  // values per row of the tile: the row, or one
+    bool one, direct;
+    std::size_t scratch;  // gathered: its place in the per-thread scratch
+  };
+  struct Input {
+    int member = -1, external = -1;  // its source
+    std::int64_t per = 0;            // values per row of the source; 0: one fixed value
+    std::ptrdiff_t fixed_at = -1;    // a fixed value: its filled run in fixed_
+    std::ptrdiff_t filled_at = -1;   // one value per row read by a full member: its per-thread run
+  };
+  struct Member {
+    BoundKernel kernel;
+    std::size_t first_input = 0, input_count = 0;  // its inputs in inputs_
+    const Attrs* attrs = nullptr;  // the node's, or for a reduction row_attrs over [rows, row]
+    Attrs row_attrs;
+    std::int64_t per = 0;  // values per row it makes
+    bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
+    bool materialized = false;
+    std::size_t scratch = 0;
+    bool convert = false;             // a reduction reading another dtype than it reduces in:
+    DType convert_from = DType::f32;  // its input's dtype,
+    std::size_t converted = 0;        // and the place of one converted row
+    alignas(8) std::byte constant_value[8];
+  };
+
+  static constexpr std::size_t max_inputs = 16;
+
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+  std::span<const Input> inputs_of(const Member& m) const { return {inputs_.data() + m.first_input, m.input_count}; }
+  std::span<Input> inputs_of(const Member& m) { return {inputs_.data() + m.first_input, m.input_count}; }
+  const Node& node(int member) const { return *s_.order[idx(g_.members[idx(member)].position)]; }
+
+  std::size_t reserve(std::int64_t elements, DType t) {
+    std::size_t at = scratch_bytes_;
+    scratch_bytes_ += (static_cast<std::size_t>(elements) * itemsize(t) + 63) & ~std::size_t{63};
+    return at;
+  }
+
+  bool bind_member(std::size_t i) {
+    const GroupMember& gm = g_.members[i];
+    const Node& n = *s_.order[idx(gm.position)];
+    Member& m = members_[i];
+    if (gm.role == MemberRole::constant) {
+      if (!gm.inputs.empty() || itemsize(n.meta.dtype) > sizeof m.constant_value) return false;
+      m.constant = true;
+      n.op->kernel({}, View{m.constant_value, n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number}, n.attrs);
+      return true;
+    }
+    if (n.op->bind == nullptr || (gm.role != MemberRole::full && gm.role != MemberRole::row) ||
+        gm.inputs.size() > max_inputs)
+      return false;
+    m.per = gm.role == MemberRole::full ? g_.row : 1;
+    m.reduction = n.op->kind == OpKind::reduction;
+    // The operands' Metas as the view-based loop shows them to a kernel: tile-shaped, or zero-dim.
+    thread_local std::vector<Meta> metas;
+    metas.clear();
+    m.first_input = inputs_.size();
+    m.input_count = gm.inputs.size();
+    for (int k : gm.inputs) {
+      Input in;
+      if (k >= 0) {
+        const Member& src = members_[idx(k)];
+        const Node& q = node(k);
+        in.member = k;
+        in.per = src.constant ? 0 : src.per;
+        metas.push_back(src.constant ? q.meta : Meta{Shape{1, 1}, q.meta.dtype, false});
+      } else {
+        const External& e = externals_[idx(-1 - k)];
+        const View& v = values_[idx(g_.externals[idx(-1 - k)].position)].view;
+        in.external = -1 - k;
+        in.per = e.one ? 0 : e.per;
+        metas.push_back(Meta{e.one && v.shape.rank() == 0 ? Shape{} : Shape{1, 1}, v.dtype, v.wrapped_number});
+      }
+      inputs_.push_back(in);
+    }
+    const Meta out{Shape{1, 1}, n.meta.dtype, false};
+    if (m.reduction) m.row_attrs = Attrs{gm.row_attrs.ints, n.attrs.floats};
+    m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
+    if (!n.op->bind(metas, out, *m.attrs, m.kernel)) return false;
+    for (std::size_t k = 0; k < m.input_count; ++k) {
+      Input& in = inputs_of(m)[k];
+      if (in.per != 0 && metas[k].dtype != m.kernel.input) {
+        // A reduction's rows convert as the reduction kernel's gathered rows do.
+        if (!m.reduction) return false;
+        m.convert = true;
+        m.convert_from = metas[k].dtype;
+        m.converted = reserve(g_.row, m.kernel.input);
+      }
+      if (m.reduction ? in.per != g_.row : in.per != m.per && in.per != 0 && in.per != 1) return false;
+      if (in.per == 0) {
+        in.fixed_at = static_cast<std::ptrdiff_t>(fixed_.size());
+        fixed_.resize(fixed_.size() + static_cast<std::size_t>(std::min(kernels::chunk_size, tile_rows_ * m.per)) * sizeof(double));
+        m.fixed_inputs = true;
+      } else if (in.per != m.per) {
+        in.filled_at = static_cast<std::ptrdiff_t>(reserve(kernels::chunk_size, m.kernel.input));
+        m.per_row_inputs = true;
+      }
+    }
+    if (m.reduction ? m.kernel.reduce == nullptr || m.per != 1 : m.kernel.map == nullptr) return false;
+    m.materialized = plan_.materialized[idx(gm.position)];
+    if (!m.materialized) m.scratch = reserve(tile_rows_ * m.per, n.meta.dtype);
+    return true;
+  }
+
+  /// The start of a tile's values of member `k` (row r0 onwards), or of external `e`.
+  std::byte* member_tile(std::size_t k, std::int64_t r0, std::byte* base) const {
+    const Member& m = members_[k];
+    if (!m.materialized) return base + m.scratch;
+    const View& v = values_[idx(g_.members[k].position)].view;
+    return v.data + r0 * m.per * static_cast<std::int64_t>(itemsize(v.dtype));
+  }
+
+  void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
+    const std::int64_t rows = r1 - r0, row = g_.row;
+    // Externals read in place or gathered for this tile.
+    thread_local std::vector<const std::byte*> external_at;
+    if (external_at.size() < externals_.size()) external_at.resize(externals_.size());
+    for (std::size_t k = 0; k < externals_.size(); ++k) {
+      const External& e = externals_[k];
+      if (e.one) continue;
+      if (e.direct) {
+        external_at[k] = e.operand.data + r0 * e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
+        continue;
+      }
+      std::byte* slot = base + e.scratch;
+      visit(e.operand.dtype, [&]<class T>(Tag<T>) {
+        kernels::load_chunk<T>(e.operand, g_.externals[k].index_space, r0 * e.per, r1 * e.per, reinterpret_cast<T*>(slot));
+      });
+      external_at[k] = slot;
+    }
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      const Member& m = members_[i];
+      if (m.constant) continue;
+      std::byte* out = member_tile(i, r0, base);
+      const std::size_t out_size = itemsize(node(static_cast<int>(i)).meta.dtype), in_size = itemsize(m.kernel.input);
+      const std::byte* at[max_inputs];
+      const std::span<const Input> ins = inputs_of(m);
+      for (std::size_t k = 0; k < ins.size(); ++k) {
+        const Input& in = ins[k];
+        at[k] = in.fixed_at >= 0 ? fixed_.data() + in.fixed_at
+                : in.member >= 0  ? member_tile(idx(in.member), r0, base)
+                                  : external_at[idx(in.external)];
+      }
+      if (m.reduction) {
+        const DType out_dtype = node(static_cast<int>(i)).meta.dtype;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          std::byte* dst = out + r * static_cast<std::int64_t>(out_size);
+          const std::byte* row_values = at[0] + r * row * static_cast<std::int64_t>(in_size);
+          if (m.convert) {
+            convert_values(m.convert_from, at[0] + r * row * static_cast<std::int64_t>(itemsize(m.convert_from)),
+                           m.kernel.input, base + m.converted, row);
+            row_values = base + m.converted;
+          }
+          if (m.kernel.result == out_dtype) {
+            m.kernel.reduce(row_values, row, *m.attrs, dst);
+            continue;
+          }
+          alignas(8) std::byte result[8];
+          m.kernel.reduce(row_values, row, *m.attrs, result);
+          convert_values(m.kernel.result, result, out_dtype, dst, 1);
+        }
+        continue;
+      }
+      run_map(m, rows, at, out, out_size, in_size, base);
+    }
+  }
+
+  /// Runs elementwise member m over a tile of `rows` rows; at[k]: where input k's values start.
+  void run_map(const Member& m, std::int64_t rows, const std::byte* const* at, std::byte* out, std::size_t out_size,
+               std::size_t in_size, std::byte* base) const {
+    const std::int64_t row = g_.row;
+    const std::span<const Input> ins = inputs_of(m);
+    const void* src[max_inputs];
+    auto map = [&](std::int64_t first, std::int64_t n) {
+      for (std::size_t k = 0; k < ins.size(); ++k)
+        if (ins[k].fixed_at < 0 && ins[k].filled_at < 0) src[k] = at[k] + first * static_cast<std::int64_t>(in_size);
+      m.kernel.map(m.kernel.state, src, out + first * static_cast<std::int64_t>(out_size), n);
+    };
+    for (std::size_t k = 0; k < ins.size(); ++k) {
+      if (ins[k].fixed_at >= 0) src[k] = at[k];
+      if (ins[k].filled_at >= 0) src[k] = base + ins[k].filled_at;
+    }
+    const std::int64_t total = rows * m.per;
+    if (!m.per_row_inputs && !m.fixed_inputs) {
+      map(0, total);
+    } else if (!m.per_row_inputs) {
+      for (std::int64_t b = 0; b < total; b += kernels::chunk_size) map(b, std::min(kernels::chunk_size, total - b));
+    } else {
+      // One value per row, read by a full member: a run of the row's value, refilled per row.
+      const std::int64_t run = std::min(kernels::chunk_size, row);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        for (std::size_t k = 0; k < ins.size(); ++k)
+          if (ins[k].filled_at >= 0)
+            fill_values(base + ins[k].filled_at, at[k] + r * static_cast<std::int64_t>(in_size), in_size, run);
+        for (std::int64_t b = 0; b < row; b += run) map(r * row + b, std::min(run, row - b));
+      }
+    }
+  }
+
+  const Plan& plan_;
+  const Schedule& s_;
+  const FusionGroup& g_;
+  std::vector<Array>& values_;
+  std::vector<External> externals_;
+  std::vector<Member> members_;
+  std::vector<Input> inputs_;  // every member's, member by member
+  std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
+  std::int64_t tile_rows_ = 1;
+  std::size_t scratch_bytes_ = 0;
+};
+
+}  // namespace lt::detail
