@@ -267,6 +267,13 @@ LT_GRAD_TEST(max_pool2d) {
           one("ceil mode, dilation 2", var({1, 1, 7, 6}, 3), [](const Tensor& x) { return max_pool2d(x, 2, 2, 0, 2, true); }),
           one("unbatched, overlapping", var({2, 4, 4}, 4), [](const Tensor& x) { return max_pool2d(x, 2, 1); })};
 }
+LT_GRAD_TEST(max_pool2d_backward) {
+  // Linear in the output's gradient; x only chooses elements (its gradient is zero).
+  return {{"2x2", {var({2, 2, 2, 2}, 5), var({2, 2, 4, 4}, 6)},
+           [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); }},
+          {"3x3, stride 2, padding 1, ceil mode, overlapping", {var({1, 2, 3, 4}, 7), var({1, 2, 5, 6}, 8)},
+           [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 3, Pair2{2}, 1, 1, true); }}};
+}
 LT_GRAD_TEST(avg_pool2d) {
   return {one("2x2", var({2, 2, 4, 4}, 1), [](const Tensor& x) { return avg_pool2d(x, 2); }),
           one("3x3, stride 2, padding 1", var({1, 2, 5, 6}, 2), [](const Tensor& x) { return avg_pool2d(x, 3, 2, 1); }),

@@ -82,6 +82,29 @@ Ref pool_ref(const Ref& x, std::int64_t k, std::int64_t s, std::int64_t p, bool 
   return r;
 }
 
+/// max_pool2d's gradient by a plain loop: each output's gradient added, window by window, at
+/// the first largest element of its window (the first NaN where there is one).
+Ref max_pool_backward_ref(const Ref& g, const Ref& x, std::int64_t k, std::int64_t s, std::int64_t p) {
+  std::int64_t H = x.shape[2], W = x.shape[3], OH = g.shape[2], OW = g.shape[3];
+  Ref r{x.shape, x.dtype, std::vector<double>(x.v.size(), 0.0)};
+  for (std::int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc)
+    for (std::int64_t i = 0; i < OH; ++i)
+      for (std::int64_t j = 0; j < OW; ++j) {
+        std::int64_t best = -1;
+        for (std::int64_t y = i * s - p; y < i * s - p + k; ++y)
+          for (std::int64_t z = j * s - p; z < j * s - p + k; ++z) {
+            if (y < 0 || y >= H || z < 0 || z >= W) continue;
+            std::int64_t at = (nc * H + y) * W + z;
+            double v = x.v[static_cast<std::size_t>(at)];
+            if (best < 0 || (!std::isnan(x.v[static_cast<std::size_t>(best)]) && (std::isnan(v) || v > x.v[static_cast<std::size_t>(best)])))
+              best = at;
+          }
+        double& dst = r.v[static_cast<std::size_t>(best)];
+        dst = round_to(x.dtype, dst + g.v[static_cast<std::size_t>((nc * OH + i) * OW + j)]);
+      }
+  return r;
+}
+
 double max_of(const std::vector<double>& v, std::int64_t) {
   double m = -INFINITY;
   for (double x : v) if (std::isnan(x) || x > m) { m = x; if (std::isnan(x)) break; }
@@ -153,6 +176,22 @@ LT_OP_TEST(max_pool2d) {
            pool_ref(x, 3, 2, 1, true, max_of)},
           {"NaN and inf", {xn}, [](const std::vector<Tensor>& in) { return max_pool2d(in[0], 2, Pair2(1)); },
            pool_ref(xn, 2, 1, 0, false, max_of)}};
+}
+
+LT_OP_TEST(max_pool2d_backward) {
+  Ref x = random_ref({2, 3, 7, 6}, DType::f32, 450), g2 = random_ref({2, 3, 3, 3}, DType::f32, 451);
+  Ref g3 = random_ref({2, 3, 4, 4}, DType::f32, 452), g1 = random_ref({2, 3, 6, 5}, DType::f32, 453);
+  Ref xn = x;
+  xn.v[5] = NAN;
+  xn.v[40] = INFINITY;
+  return {{"k2", {g2, x}, [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
+           max_pool_backward_ref(g2, x, 2, 2, 0)},
+          {"k3 s2 p1 ceil, overlapping", {g3, x},
+           [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 3, Pair2(2), 1, 1, true); },
+           max_pool_backward_ref(g3, x, 3, 2, 1), 1e-6, 1e-6},
+          {"NaN and inf, stride 1", {g1, xn},
+           [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2, Pair2(1)); },
+           max_pool_backward_ref(g1, xn, 2, 1, 0), 1e-6, 1e-6}};
 }
 
 LT_OP_TEST(avg_pool2d) {

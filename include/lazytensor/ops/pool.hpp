@@ -1,5 +1,6 @@
 #pragma once
 // Windows over the last two dims of [N, C, H, W]: max_pool2d, avg_pool2d, adaptive_avg_pool2d.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -75,23 +76,93 @@ void for_each_window(const View& x, const View& out, const Window& w, Reduce&& r
   });
 }
 
+/// The offset in its plane of the element a max window chooses: the first largest, or the
+/// first NaN (NaN wins, as in PyTorch). Selects rather than branches: on real data the
+/// comparisons go either way and a branch would be mispredicted half the time.
+template <class T>
+[[gnu::always_inline]] inline std::int64_t window_argmax(const T* x, std::int64_t H, std::int64_t W, const Window& w,
+                                                         std::int64_t i0, std::int64_t j0) {
+  std::int64_t at = -1;
+  T best = -std::numeric_limits<T>::infinity();
+  bool nan = false;
+  if (i0 >= 0 && j0 >= 0 && i0 + (w.kh - 1) * w.dh < H && j0 + (w.kw - 1) * w.dw < W) {
+    // Inside the plane: no bounds to test, and the first tap starts the search. One compare
+    // per tap, NaN noted on the side; a window holding a NaN is searched again below.
+    at = i0 * W + j0;
+    best = x[at];
+    unsigned any_nan = best != best;
+    for (std::int64_t ki = 0; ki < w.kh; ++ki)
+      for (std::int64_t kj = ki == 0 ? 1 : 0; kj < w.kw; ++kj) {
+        const std::int64_t o = (i0 + ki * w.dh) * W + j0 + kj * w.dw;
+        const T v = x[o];
+        const bool take = v > best;
+        at = take ? o : at;
+        best = take ? v : best;
+        any_nan |= static_cast<unsigned>(v != v);
+      }
+    if (any_nan == 0) return at;
+    at = -1;
+    best = -std::numeric_limits<T>::infinity();
+  }
+  for (std::int64_t ki = 0; ki < w.kh; ++ki) {
+    std::int64_t i = i0 + ki * w.dh;
+    if (i < 0 || i >= H) continue;
+    for (std::int64_t kj = 0; kj < w.kw; ++kj) {
+      std::int64_t j = j0 + kj * w.dw;
+      if (j < 0 || j >= W) continue;
+      const T v = x[i * W + j];
+      const bool take = !nan && (v > best || v != v || at < 0);
+      at = take ? i * W + j : at;
+      best = take ? v : best;
+      nan = nan || v != v;
+    }
+  }
+  return at;
+}
+
 inline void max_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
   std::int64_t H = in[0].shape[2], W = in[0].shape[3];
   for_each_window(in[0], out, w, [&]<class T>(const T* x, std::int64_t i0, std::int64_t j0) {
-    T best = -std::numeric_limits<T>::infinity();
-    for (std::int64_t ki = 0; ki < w.kh; ++ki) {
-      std::int64_t i = i0 + ki * w.dh;
-      if (i < 0 || i >= H) continue;
-      for (std::int64_t kj = 0; kj < w.kw; ++kj) {
-        std::int64_t j = j0 + kj * w.dw;
-        if (j < 0 || j >= W) continue;
-        T v = x[i * W + j];
-        if (v > best || std::isnan(v)) best = v;  // NaN wins and stays
-        if (std::isnan(best)) return best;
+    std::int64_t at = window_argmax(x, H, W, w, i0, j0);
+    return at < 0 ? -std::numeric_limits<T>::infinity() : x[at];
+  });
+}
+
+/// max_pool2d's gradient as one op: inputs {gradient of the output [N, C, OH, OW], x [N, C, H, W]},
+/// attrs as max_pool2d's. Each output's gradient goes to the element its window chose, and
+/// overlapping windows add in window order.
+inline Meta max_pool2d_backward_infer(std::span<const Meta> in, const Attrs& a) {
+  const Meta x = window_infer(in.subspan(1), a);
+  LT_CHECK(in[0].shape == x.shape && in[0].dtype == x.dtype, "the gradient must be the output's ", x.shape, " ",
+           name(x.dtype), ", got ", in[0].shape, " ", name(in[0].dtype));
+  return in[1];
+}
+
+inline void max_pool2d_backward_kernel(std::span<const View> in, const View& out, const Attrs& a) {
+  Window w(a);
+  auto contiguous = [](const View& v) {
+    if (v.contiguous()) return Array{Buffer(), v};
+    Array copy = Array::empty(v.dtype, v.shape);
+    kernels::copy_strided(v, copy.view);
+    return copy;
+  };
+  const Array g = contiguous(in[0]), x = contiguous(in[1]);
+  const std::int64_t H = out.shape[2], W = out.shape[3], OH = g.view.shape[2], OW = g.view.shape[3];
+  const std::int64_t planes = out.shape[0] * out.shape[1];
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    kernels::parallel_for_each_block(planes, H * W, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t k = b; k < e; ++k) {
+        const T *xp = x.view.ptr<T>() + k * H * W, *gp = g.view.ptr<T>() + k * OH * OW;
+        T* dx = out.ptr<T>() + k * H * W;
+        std::fill_n(dx, H * W, T(0));
+        for (std::int64_t oi = 0; oi < OH; ++oi)
+          for (std::int64_t oj = 0; oj < OW; ++oj) {
+            std::int64_t at = window_argmax(xp, H, W, w, oi * w.sh - w.ph, oj * w.sw - w.pw);
+            if (at >= 0) dx[at] += gp[oi * OW + oj];
+          }
       }
-    }
-    return best;
+    });
   });
 }
 
@@ -144,6 +215,10 @@ inline constexpr OpDesc avg_pool2d{OpId::avg_pool2d, "avg_pool2d", OpKind::windo
 inline constexpr OpDesc adaptive_avg_pool2d{OpId::adaptive_avg_pool2d, "adaptive_avg_pool2d", OpKind::window, 1,
                                             &adaptive_infer, &adaptive_kernel, nullptr, &grad::rule::adaptive_avg_pool2d};
 
-inline constexpr std::array all = {&max_pool2d, &avg_pool2d, &adaptive_avg_pool2d};
+inline constexpr OpDesc max_pool2d_backward{OpId::max_pool2d_backward, "max_pool2d_backward", OpKind::window, 2,
+                                            &max_pool2d_backward_infer, &max_pool2d_backward_kernel, nullptr,
+                                            &grad::rule::max_pool2d_backward};
+
+inline constexpr std::array all = {&max_pool2d, &avg_pool2d, &adaptive_avg_pool2d, &max_pool2d_backward};
 
 }  // namespace lt::pool

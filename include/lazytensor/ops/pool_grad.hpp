@@ -1,9 +1,9 @@
 #pragma once
 // Gradient rules of the windows over [N, C, H, W]. Averages are separable: the forward pass is
 // Ah x Aw^T for two window-weight matrices that depend on shapes alone, so the gradient is
-// Ah^T g Aw, two products. Max pooling sends each output's gradient to the element its
-// window chose (the first largest, as the forward kernel), found by gathering every window
-// with a host-made index table and taking argmax.
+// Ah^T g Aw, two products. Max pooling's gradient is one op (max_pool2d_backward), which
+// sends each output's gradient to the element its window chose; that op's own gradient finds
+// the choices with ops: gathering every window with a host-made index table, taking argmax.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -70,16 +70,23 @@ inline void adaptive_avg_pool2d(GradContext& c) {
   average_back(c, windows(xs[2], gs[2]), windows(xs[3], gs[3]));
 }
 
-inline void max_pool2d(GradContext& c) {
-  const std::vector<std::int64_t>& a = c.attrs.ints;
-  const GradValue &x = c.input(0), &g = c.grad;
-  const Shape &xs = x.shape(), &gs = g.shape();
+/// Where each output of max_pool2d over x chose its element: indices into x padded with -inf
+/// (so that every window, ceil_mode's last ones included, lies inside) and flattened per plane
+/// to [N, C, hp * wp], one per output, as [N, C, OH * OW]. Found by gathering every window
+/// with a host-made index table and taking argmax, the first largest as the forward kernel.
+struct MaxPoolChoice {
+  GradValue index;
+  std::int64_t hp, wp, after[2];
+};
+
+inline MaxPoolChoice max_pool_choice(const GradValue& x, const Shape& gs, const std::vector<std::int64_t>& a) {
+  const Shape& xs = x.shape();
   const std::int64_t n = xs[0], ch = xs[1], kh = a[0], kw = a[1];
-  // Pad with -inf so that every window, ceil_mode's last ones included, lies inside.
-  std::int64_t after[2];
+  MaxPoolChoice m{};
   for (int k : {0, 1})
-    after[k] = std::max<std::int64_t>(0, (gs[2 + k] - 1) * a[2 + k] + (a[k] - 1) * a[6 + k] + 1 - a[4 + k] - xs[2 + k]);
-  const std::int64_t hp = xs[2] + a[4] + after[0], wp = xs[3] + a[5] + after[1];
+    m.after[k] = std::max<std::int64_t>(0, (gs[2 + k] - 1) * a[2 + k] + (a[k] - 1) * a[6 + k] + 1 - a[4 + k] - xs[2 + k]);
+  m.hp = xs[2] + a[4] + m.after[0];
+  m.wp = xs[3] + a[5] + m.after[1];
   const std::int64_t windows = gs[2] * gs[3], taps = kh * kw;
   std::vector<double> table;
   table.reserve(static_cast<std::size_t>(windows * taps));
@@ -87,17 +94,33 @@ inline void max_pool2d(GradContext& c) {
     for (std::int64_t oj = 0; oj < gs[3]; ++oj)
       for (std::int64_t ki = 0; ki < kh; ++ki)
         for (std::int64_t kj = 0; kj < kw; ++kj)
-          table.push_back(static_cast<double>((oi * a[2] + ki * a[6]) * wp + oj * a[3] + kj * a[7]));
-  GradValue index = grad::expand(g.builder->constant(table, Shape{1, 1, windows * taps}, DType::i64),
+          table.push_back(static_cast<double>((oi * a[2] + ki * a[6]) * m.wp + oj * a[3] + kj * a[7]));
+  GradValue index = grad::expand(x.builder->constant(table, Shape{1, 1, windows * taps}, DType::i64),
                                  Shape{n, ch, windows * taps});
-  GradValue padded = grad::pad(x, {a[5], after[1], a[4], after[0]}, -std::numeric_limits<double>::infinity());
-  GradValue values = grad::reshape(grad::gather(grad::reshape(padded, Shape{n, ch, hp * wp}), 2, index),
+  GradValue padded = grad::pad(x, {a[5], m.after[1], a[4], m.after[0]}, -std::numeric_limits<double>::infinity());
+  GradValue values = grad::reshape(grad::gather(grad::reshape(padded, Shape{n, ch, m.hp * m.wp}), 2, index),
                                    Shape{n, ch, windows, taps});
   const std::int64_t last[] = {3};
   GradValue chosen = grad::gather(grad::reshape(index, Shape{n, ch, windows, taps}), 3, reduce(OpId::argmax, values, last, true));
-  GradValue spread = grad::scatter_add(zeros(*g.builder, Shape{n, ch, hp * wp}, g.dtype()), 2,
-                                       grad::reshape(chosen, Shape{n, ch, windows}), grad::reshape(g, Shape{n, ch, windows}));
-  c.set(0, grad::pad(grad::reshape(spread, Shape{n, ch, hp, wp}), {-a[5], -after[1], -a[4], -after[0]}));
+  m.index = grad::reshape(chosen, Shape{n, ch, windows});
+  return m;
+}
+
+/// One op sends each output's gradient to its window's choice (max_pool2d_backward).
+inline void max_pool2d(GradContext& c) { c.set(0, apply(OpId::max_pool2d_backward, {c.grad, c.input(0)}, c.attrs)); }
+
+/// Linear in the output's gradient: each output reads the incoming gradient at its window's
+/// choice. x only picks the elements, so its gradient is zero wherever it is defined.
+inline void max_pool2d_backward(GradContext& c) {
+  const GradValue &gg = c.grad, &x = c.input(1);
+  const Shape& gs = c.input(0).shape();
+  if (c.needs_grad(0)) {
+    MaxPoolChoice m = max_pool_choice(x, gs, c.attrs.ints);
+    const Shape& xs = x.shape();
+    GradValue padded = grad::pad(gg, {c.attrs.ints[5], m.after[1], c.attrs.ints[4], m.after[0]}, 0.0);
+    c.set(0, grad::reshape(grad::gather(grad::reshape(padded, Shape{xs[0], xs[1], m.hp * m.wp}), 2, m.index), gs));
+  }
+  if (c.needs_grad(1)) c.set(1, zeros_like(x));
 }
 
 }  // namespace lt::grad::rule

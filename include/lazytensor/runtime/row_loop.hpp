@@ -15,6 +15,7 @@
 #include "lazytensor/compile/plan.hpp"
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
+#include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
@@ -111,6 +112,7 @@ class RowLoop {
       if (scratch.size() < scratch_bytes_ + 64) scratch.resize(scratch_bytes_ + 64);
       std::byte* base = scratch.data() + ((64 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64) % 64);
       for (std::int64_t r0 = b0; r0 < b1; r0 += tile_rows_) run_tile(r0, std::min(b1, r0 + tile_rows_), base);
+      kernels::pk::stream_fence();
     });
   }
 
@@ -134,7 +136,7 @@ class RowLoop {
     Attrs row_attrs;
     std::int64_t per = 0;  // values per row it makes
     bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
-    bool materialized = false;
+    bool materialized = false, streamed = false;
     std::size_t scratch = 0;
     bool convert = false;             // a reduction reading another dtype than it reduces in:
     DType convert_from = DType::f32;  // its input's dtype,
@@ -217,14 +219,18 @@ class RowLoop {
     }
     if (m.reduction ? m.kernel.reduce == nullptr || m.per != 1 : m.kernel.map == nullptr) return false;
     m.materialized = plan_.materialized[idx(gm.position)];
-    if (!m.materialized) m.scratch = reserve(tile_rows_ * m.per, n.meta.dtype);
+    // A result far larger than the caches is made in scratch and streamed past them: its lines
+    // then need not be read from memory before being written.
+    const std::int64_t bytes = n.meta.shape.numel() * static_cast<std::int64_t>(itemsize(n.meta.dtype));
+    m.streamed = m.materialized && gm.role == MemberRole::full && bytes >= kernels::streaming_store_bytes;
+    if (!m.materialized || m.streamed) m.scratch = reserve(tile_rows_ * m.per, n.meta.dtype);
     return true;
   }
 
   /// The start of a tile's values of member `k` (row r0 onwards), or of external `e`.
   std::byte* member_tile(std::size_t k, std::int64_t r0, std::byte* base) const {
     const Member& m = members_[k];
-    if (!m.materialized) return base + m.scratch;
+    if (!m.materialized || m.streamed) return base + m.scratch;
     const View& v = values_[idx(g_.members[k].position)].view;
     return v.data + r0 * m.per * static_cast<std::int64_t>(itemsize(v.dtype));
   }
@@ -281,6 +287,11 @@ class RowLoop {
         continue;
       }
       run_map(m, rows, at, out, out_size, in_size, base);
+      if (m.streamed) {
+        const View& v = values_[idx(g_.members[i].position)].view;
+        kernels::pk::stream_copy(v.data + r0 * m.per * static_cast<std::int64_t>(out_size), out,
+                                 static_cast<std::size_t>(rows * m.per) * out_size);
+      }
     }
   }
 

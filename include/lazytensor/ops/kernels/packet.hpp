@@ -2,7 +2,11 @@
 // SIMD packets from Eigen's packet math, for functors whose packet form gives bitwise the
 // same result as their scalar form (IEEE-exact operations, selects and comparisons). Fused
 // kernels use a functor's `packet` member where it has one and its scalar form otherwise.
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include <Eigen/Core>
@@ -92,6 +96,33 @@ template <class T, class P>
   if constexpr (sizeof(P) == 16 && std::is_same_v<T, double>) return _mm_stream_pd(dst, p);
 #endif
   Eigen::internal::pstore(dst, p);
+}
+
+/// Copies `bytes` from src to dst, storing past the caches where dst is aligned for it.
+/// Call stream_fence() after.
+inline void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
+#if defined(__AVX512F__)
+  constexpr std::size_t width = 64;
+#elif defined(__AVX__)
+  constexpr std::size_t width = 32;
+#else
+  constexpr std::size_t width = 16;
+#endif
+  const std::size_t head = std::min(bytes, (width - reinterpret_cast<std::uintptr_t>(dst) % width) % width);
+  std::memcpy(dst, src, head);
+  std::size_t i = head;
+#if defined(__SSE2__)
+  for (; i + width <= bytes; i += width) {
+#if defined(__AVX512F__)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), _mm512_loadu_si512(src + i));
+#elif defined(__AVX__)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+#else
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+#endif
+  }
+#endif
+  std::memcpy(dst + i, src + i, bytes - i);
 }
 
 /// Orders streamed stores before what follows (another thread reading the values).

@@ -59,6 +59,16 @@ inline Tensor max_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> str
   return detail::pool(pool::max_pool2d, x, kernel, stride, padding, dilation, ceil_mode, true);
 }
 
+/// The gradient of max_pool2d(x, kernel, ...) given the gradient of its output, as one op:
+/// each output's gradient added at the element its window chose. x is [N, C, H, W].
+inline Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& x, Pair2 kernel,
+                                  std::optional<Pair2> stride = std::nullopt, Pair2 padding = 0, Pair2 dilation = 1,
+                                  bool ceil_mode = false) {
+  Pair2 s = stride.value_or(kernel);
+  Attrs a{{kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, dilation.h, dilation.w, ceil_mode, true}, {}};
+  return record(pool::max_pool2d_backward, {grad_output, x}, a);
+}
+
 inline Tensor avg_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> stride = std::nullopt, Pair2 padding = 0,
                          bool ceil_mode = false, bool count_include_pad = true) {
   return detail::pool(pool::avg_pool2d, x, kernel, stride, padding, 1, ceil_mode, count_include_pad);
