@@ -2,6 +2,7 @@
 // Copies between strided views. Ops that only rearrange values move each element as an
 // unsigned unit of its size, so they instantiate per element size (1, 4, 8 bytes), not per
 // dtype.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -42,8 +43,15 @@ inline void copy_strided(const View& src, const View& dst) {
       const U* s = src.ptr<U>();
       U* d = dst.ptr<U>();
       parallel_blocks(n, parallel_threshold, [&](std::int64_t b, std::int64_t e) {
-        OffsetWalker r(dst.shape, from, b), w(dst.shape, dst.strides, b);
-        for (std::int64_t i = b; i < e; ++i, r.next(), w.next()) d[w.offset()] = s[r.offset()];
+        InnerRuns r(dst.shape, from, b), w(dst.shape, dst.strides, b);
+        for (std::int64_t i = b; i < e; r.next(), w.next()) {
+          const std::int64_t run = std::min(e - i, w.left());
+          const U* in = s + r.offset();
+          U* out = d + w.offset();
+          if (r.stride == 1 && w.stride == 1) std::copy_n(in, run, out);
+          else for (std::int64_t k = 0; k < run; ++k) out[k * w.stride] = in[k * r.stride];
+          i += run;
+        }
       });
     });
     return;

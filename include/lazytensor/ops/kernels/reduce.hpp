@@ -91,16 +91,11 @@ const Tc* gather_row(const View& in, const ReducePlan& p, std::int64_t base, std
       }
       return buf;
     }
-    const int last = p.row.rank() - 1;
-    if (p.row_strides[last] == 1) {
-      // Runs along the contiguous innermost dim, the outer dims walked once per run.
-      const std::int64_t inner = p.row[last];
-      Shape outer(std::span<const std::int64_t>(p.row.begin(), p.row.begin() + last));
-      Shape outer_strides(std::span<const std::int64_t>(p.row_strides.begin(), p.row_strides.begin() + last));
-      OffsetWalker w(outer, outer_strides, r0 / inner);
-      for (std::int64_t i = 0, at = r0 % inner; i < n; at = 0, w.next()) {
-        const std::int64_t take = std::min(inner - at, n - i);
-        const T* run = src + w.offset() + at;
+    if (p.row_strides.back() == 1) {  // runs along the contiguous innermost dim
+      InnerRuns runs(p.row, p.row_strides, r0);
+      for (std::int64_t i = 0; i < n; runs.next()) {
+        const std::int64_t take = std::min(runs.left(), n - i);
+        const T* run = src + runs.offset();
         for (std::int64_t k = 0; k < take; ++k) buf[i + k] = static_cast<Tc>(run[k]);
         i += take;
       }

@@ -2,6 +2,7 @@
 // Reading strided, broadcast and mixed-dtype operands in contiguous chunks of a compute type.
 #include <algorithm>
 #include <cstdint>
+#include <span>
 
 #include "lazytensor/core/array.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
@@ -39,6 +40,36 @@ class OffsetWalker {
   std::int64_t offset_ = 0;
 };
 
+/// The runs of a strided index space along its innermost dim, from element `begin` on: where
+/// each starts (offset) and how many elements it has left (the first may start mid-row).
+class InnerRuns {
+ public:
+  InnerRuns(const Shape& shape, const Strides& strides, std::int64_t begin)
+      : stride(shape.rank() > 0 ? strides[shape.rank() - 1] : 0),
+        inner_(shape.rank() > 0 ? std::max<std::int64_t>(shape[shape.rank() - 1], 1) : 1),
+        outer_(std::span<const std::int64_t>(shape.begin(), shape.rank() > 0 ? shape.end() - 1 : shape.end())),
+        outer_strides_(std::span<const std::int64_t>(strides.begin(), shape.rank() > 0 ? strides.begin() + shape.rank() - 1 : strides.begin())),
+        walker_(outer_, outer_strides_, begin / inner_),
+        at_(begin % inner_) {}
+  InnerRuns(const InnerRuns&) = delete;  // the walker refers to this object's dims
+
+  std::int64_t offset() const { return walker_.offset() + at_ * stride; }
+  std::int64_t left() const { return inner_ - at_; }
+  void next() {
+    at_ = 0;
+    walker_.next();
+  }
+
+  const std::int64_t stride;  // between neighbours along the innermost dim
+
+ private:
+  std::int64_t inner_;
+  Shape outer_;
+  Strides outer_strides_;
+  OffsetWalker walker_;
+  std::int64_t at_;
+};
+
 /// An input as seen from an output of shape `out`: broadcast strides, dtype, fast-path flag.
 struct Operand {
   const std::byte* data;
@@ -66,10 +97,12 @@ void load_chunk(const Operand& op, const Shape& out, std::int64_t begin, std::in
       return;
     }
     // Row by row along the innermost dim: a broadcast row is one value, a plain row a copy.
-    const std::int64_t inner = out[out.rank() - 1], stride = op.strides[out.rank() - 1];
-    for (std::int64_t i = begin; i < end;) {
-      std::int64_t run = std::min(end - i, inner - i % inner);
-      const T* row = src + OffsetWalker(out, op.strides, i).offset();
+    // The outer dims are walked once per row (a walker's set-up divides once per dim).
+    InnerRuns rows(out, op.strides, begin);
+    const std::int64_t stride = rows.stride;
+    for (std::int64_t i = begin; i < end; rows.next()) {
+      std::int64_t run = std::min(end - i, rows.left());
+      const T* row = src + rows.offset();
       Tc* d = dst + (i - begin);
       if (stride == 0) std::fill_n(d, run, static_cast<Tc>(*row));
       else if (stride == 1) for (std::int64_t j = 0; j < run; ++j) d[j] = static_cast<Tc>(row[j]);
