@@ -47,16 +47,20 @@ inline Meta window_infer(std::span<const Meta> in, const Attrs& a) {
   return {Shape{s[0], s[1], oh, ow}, in[0].dtype};
 }
 
+/// v itself where it is contiguous (not owned), else a contiguous copy of it.
+inline Array contiguous_values(const View& v) {
+  if (v.contiguous()) return Array{Buffer(), v};
+  Array copy = Array::empty(v.dtype, v.shape);
+  kernels::copy_strided(v, copy.view);
+  return copy;
+}
+
 /// Runs f(plane input, plane output) over every (n, c) plane in parallel, on the input itself
 /// when it is contiguous and on a contiguous copy otherwise.
 template <class T, class F>
 void for_each_plane(const View& x, const View& out, F&& f) {
-  Array copy;
-  if (!x.contiguous()) {
-    copy = Array::empty(x.dtype, x.shape);
-    kernels::copy_strided(x, copy.view);
-  }
-  const View& xc = x.contiguous() ? x : copy.view;
+  const Array contiguous = contiguous_values(x);
+  const View& xc = contiguous.view;
   std::int64_t planes = x.shape[0] * x.shape[1], in_plane = x.shape[2] * x.shape[3], out_plane = out.shape[2] * out.shape[3];
   kernels::parallel_for_each_block(planes, in_plane, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t k = b; k < e; ++k) f(xc.ptr<T>() + k * in_plane, out.ptr<T>() + k * out_plane);
@@ -141,13 +145,7 @@ inline Meta max_pool2d_backward_infer(std::span<const Meta> in, const Attrs& a) 
 
 inline void max_pool2d_backward_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
-  auto contiguous = [](const View& v) {
-    if (v.contiguous()) return Array{Buffer(), v};
-    Array copy = Array::empty(v.dtype, v.shape);
-    kernels::copy_strided(v, copy.view);
-    return copy;
-  };
-  const Array g = contiguous(in[0]), x = contiguous(in[1]);
+  const Array g = contiguous_values(in[0]), x = contiguous_values(in[1]);
   const std::int64_t H = out.shape[2], W = out.shape[3], OH = g.view.shape[2], OW = g.view.shape[3];
   const std::int64_t planes = out.shape[0] * out.shape[1];
   kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
