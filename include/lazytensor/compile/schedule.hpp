@@ -59,41 +59,61 @@ struct Schedule {
   hash_t key = 0;
 };
 
-/// Topological order over everything the roots need, computed iteratively (graphs are deep).
-inline Schedule make_schedule(std::span<const NodePtr> roots) {
-  Schedule s;
-  thread_local NodeIndex position;  // reused: no allocation per step once warm
-  thread_local std::size_t last_size = 0;  // a loop's graphs are alike: size the order for it
-  position.clear();
-  s.order.reserve(last_size);
-  for (const NodePtr& root : roots) {
-    append_topological(root.get(), s.order, position);
-    s.roots.push_back(position.at(root.get()));
-  }
-  const std::size_t n = s.order.size();
-  last_size = n;
-  s.inputs.offsets.reserve(n + 1);
-  s.inputs.flat.reserve(n * 2);
-  s.uses.assign(n, 0);
-  hash_t key = hash_combine(hash_combine(0, n), roots.size());
-  for (std::size_t k = 0; k < n; ++k) {
-    const Node* node = s.order[k];
+namespace detail {
+
+/// Fills `s` from a walk of `roots` that records positions in `position`, in one pass over the
+/// nodes: a large graph does not fit in cache, and each further pass would miss on every node.
+/// Returns the pending leaves met.
+template <class Index>
+std::vector<const Node*> walk_schedule(Schedule& s, std::span<const NodePtr> roots, Index& position) {
+  std::vector<const Node*> pending;
+  hash_t key = 0;
+  auto placed = [&](const Node* node) {
     for (const NodePtr& i : node->inputs) {
       int p = position.at(i.get());
       s.inputs.flat.push_back(p);
       ++s.uses[static_cast<std::size_t>(p)];
     }
     s.inputs.close_list();
+    s.uses.push_back(0);
     key = hash_combine(key, node->hash);
+    if (node->step) pending.push_back(node);
+  };
+  s.inputs.offsets.reserve(s.order.capacity() + 1);
+  s.inputs.flat.reserve(s.order.capacity() * 2);
+  s.uses.reserve(s.order.capacity());
+  for (const NodePtr& root : roots) {
+    append_topological(root.get(), s.order, position, placed);
+    s.roots.push_back(position.at(root.get()));
   }
+  s.key = hash_combine(hash_combine(key, s.order.size()), roots.size());
+  return pending;
+}
+
+}  // namespace detail
+
+/// Topological order over everything the roots need, computed iteratively (graphs are deep).
+inline Schedule make_schedule(std::span<const NodePtr> roots) {
+  Schedule s;
+  thread_local std::size_t last_size = 0;  // a loop's graphs are alike: size the order for it
+  s.order.reserve(last_size);
+  std::vector<const Node*> pending;
+  if (NodeMarks marks; marks.owns()) {
+    pending = detail::walk_schedule(s, roots, marks);
+  } else {
+    thread_local NodeIndex position;  // reused: no allocation per step once warm
+    position.clear();
+    pending = detail::walk_schedule(s, roots, position);
+  }
+  last_size = s.order.size();
+  hash_t key = s.key;
   key = hash_bytes(s.inputs.flat.data(), s.inputs.flat.size() * sizeof(int), key);
   key = hash_bytes(s.inputs.offsets.data(), s.inputs.offsets.size() * sizeof(int), key);
   key = hash_bytes(s.roots.data(), s.roots.size() * sizeof(int), key);
   s.key = key;
   for (int r : s.roots) ++s.uses[static_cast<std::size_t>(r)];  // roots outlive the run
   // A pending leaf's value comes from a queued step: the graph runs once that step has run.
-  for (const Node* node : s.order)
-    if (node->step) await_value(*node);
+  for (const Node* node : pending) await_value(*node);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct Node {
   const OpDesc* op;
   NodeInputs inputs;  // inputs own their producers; nothing points back
   hash_t hash;  // structural: op, attribute structure, shape, dtype and the inputs' hashes; never data
+  // The node's place in the walk that holds the walk lock (NodeMarks): a mark in the node, not a
+  // table lookup per edge, keeps a large graph's walk linear.
+  mutable std::uint64_t walk_number;
+  mutable int walk_position;
   // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
   std::shared_ptr<PendingStep> step;
   Meta meta;
@@ -72,7 +77,7 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inp
     for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, NodeInputs(std::move(inputs)), words.hash(), {}, meta, std::move(attrs), {}});
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, NodeInputs(std::move(inputs)), words.hash(), 0, 0, {}, meta, std::move(attrs), {}});
 }
 
 /// The hash of a device_data leaf of `meta`: its shape and dtype, never its data.
@@ -85,15 +90,53 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&device_data, {}, h, {}, meta, {}, std::move(data)});
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&device_data, {}, h, 0, 0, {}, meta, {}, std::move(data)});
 }
 
-/// Appends to `order` every node below `root` not yet in `position`, producers first, and
-/// records each one's place. Iterative: step graphs are deep.
-inline void append_topological(const Node* root, std::vector<const Node*>& order,
-                               NodeIndex& position) {
+/// Node -> position for one walk, written into the nodes themselves. One such walk runs at a
+/// time in the process: the lock is tried, never waited for, and a walk that finds it taken
+/// uses a NodeIndex instead.
+class NodeMarks {
+ public:
+  NodeMarks() : lock_(walk_mutex(), std::try_to_lock) {
+    if (lock_.owns_lock()) walk_ = ++walk_counter();  // 64 bits: never wraps, 0 means unmarked
+  }
+  bool owns() const { return lock_.owns_lock(); }
+  bool contains(const Node* n) const { return n->walk_number == walk_; }
+  bool emplace(const Node* n, int position) {
+    if (contains(n)) return false;
+    n->walk_number = walk_;
+    n->walk_position = position;
+    return true;
+  }
+  int at(const Node* n) const {
+    LT_CHECK(contains(n), "internal: a node is missing from its graph's walk");
+    return n->walk_position;
+  }
+
+ private:
+  static std::mutex& walk_mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::uint64_t& walk_counter() {
+    static std::uint64_t n = 0;  // guarded by walk_mutex
+    return n;
+  }
+  std::unique_lock<std::mutex> lock_;
+  std::uint64_t walk_ = 0;
+};
+
+/// Appends to `order` every node below `root` not yet in `position` (a NodeIndex or NodeMarks),
+/// producers first, records each one's place and calls `placed(node)`, while the node is still
+/// in cache. Iterative: step graphs are deep.
+template <class Index, class Placed = void (*)(const Node*)>
+void append_topological(const Node* root, std::vector<const Node*>& order, Index& position,
+                        Placed&& placed = [](const Node*) {}) {
   if (root == nullptr || position.contains(root)) return;
-  std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
+  thread_local std::vector<std::pair<const Node*, std::size_t>> stack;  // kept: deep graphs fault in pages
+  stack.clear();
+  stack.emplace_back(root, 0);
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->inputs.size()) {
@@ -101,7 +144,10 @@ inline void append_topological(const Node* root, std::vector<const Node*>& order
       if (!position.contains(in)) stack.emplace_back(in, 0);
       continue;
     }
-    if (position.emplace(node, static_cast<int>(order.size()))) order.push_back(node);
+    if (position.emplace(node, static_cast<int>(order.size()))) {
+      order.push_back(node);
+      placed(node);
+    }
     stack.pop_back();
   }
 }
