@@ -260,6 +260,23 @@ LT_GRAD_TEST(conv2d) {
           {"padding beyond the kernel's reach", {var({1, 1, 3, 3}, 13), var({1, 1, 1, 2}, 14), var({1}, 15)}, conv(1, 2, 1, 1)}};
 }
 
+LT_GRAD_TEST(conv2d_input_grad) {
+  auto op = [](Shape x, Pair2 stride, Pair2 padding, Pair2 dilation, std::int64_t groups) {
+    return [=](const std::vector<Tensor>& in) { return conv2d_input_grad(in[0], in[1], x, stride, padding, dilation, groups); };
+  };
+  return {{"3x3", {var({2, 3, 3, 3}, 1), var({3, 2, 3, 3}, 2)}, op({2, 2, 5, 5}, 1, 0, 1, 1)},
+          {"stride 2, padding 1, dilation 2, groups 2", {var({1, 4, 3, 8}, 3), var({4, 1, 3, 2}, 4)},
+           op({1, 2, 7, 6}, {2, 1}, {1, 2}, 2, 2)}};
+}
+LT_GRAD_TEST(conv2d_weight_grad) {
+  auto op = [](Shape w, Pair2 stride, Pair2 padding, Pair2 dilation, std::int64_t groups) {
+    return [=](const std::vector<Tensor>& in) { return conv2d_weight_grad(in[0], w, in[1], stride, padding, dilation, groups); };
+  };
+  return {{"3x3", {var({2, 2, 5, 5}, 5), var({2, 3, 3, 3}, 6)}, op({3, 2, 3, 3}, 1, 0, 1, 1)},
+          {"stride 2, padding 1, dilation 2, groups 2", {var({1, 2, 7, 6}, 7), var({1, 4, 3, 8}, 8)},
+           op({4, 1, 3, 2}, {2, 1}, {1, 2}, 2, 2)}};
+}
+
 // ---- windows ----
 LT_GRAD_TEST(max_pool2d) {
   return {one("2x2", var({2, 2, 4, 4}, 1), [](const Tensor& x) { return max_pool2d(x, 2); }),

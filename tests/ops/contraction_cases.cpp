@@ -56,6 +56,39 @@ Ref conv_ref(const Ref& x, const Ref& w, std::int64_t s, std::int64_t p, std::in
   return r;
 }
 
+/// conv2d's two gradients by definition: each product x[n, c, y, z] * w[o, c', a, b] of the
+/// forward sum, with the output gradient gy[n, o, i, j] as its weight, sent to dx and dw.
+struct ConvGrads {
+  Ref dx, dw;
+};
+ConvGrads conv_grads_ref(const Ref& x, const Ref& w, const Ref& gy, std::int64_t s, std::int64_t p, std::int64_t d,
+                         std::int64_t g) {
+  std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], O = w.shape[0], KH = w.shape[2], KW = w.shape[3];
+  std::int64_t OH = gy.shape[2], OW = gy.shape[3], cg = C / g;
+  std::vector<double> dx(x.v.size(), 0.0), dw(w.v.size(), 0.0);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::int64_t i = 0; i < OH; ++i)
+        for (std::int64_t j = 0; j < OW; ++j) {
+          const double go = gy.v[static_cast<std::size_t>(((n * O + o) * OH + i) * OW + j)];
+          const std::int64_t grp = o / (O / g);
+          for (std::int64_t c = 0; c < cg; ++c)
+            for (std::int64_t a = 0; a < KH; ++a)
+              for (std::int64_t b = 0; b < KW; ++b) {
+                std::int64_t y = i * s - p + a * d, z = j * s - p + b * d;
+                if (y < 0 || y >= H || z < 0 || z >= W) continue;
+                const auto xi = static_cast<std::size_t>(((n * C + grp * cg + c) * H + y) * W + z);
+                const auto wi = static_cast<std::size_t>(((o * cg + c) * KH + a) * KW + b);
+                dx[xi] += go * w.v[wi];
+                dw[wi] += go * x.v[xi];
+              }
+        }
+  ConvGrads r{{x.shape, x.dtype, {}}, {w.shape, w.dtype, {}}};
+  for (double v : dx) r.dx.v.push_back(round_to(x.dtype, v));
+  for (double v : dw) r.dw.v.push_back(round_to(w.dtype, v));
+  return r;
+}
+
 /// Pools by definition; `reduce` gets the in-bounds values and the padded window size.
 Ref pool_ref(const Ref& x, std::int64_t k, std::int64_t s, std::int64_t p, bool ceil_mode,
              const std::function<double(const std::vector<double>&, std::int64_t)>& reduce) {
@@ -163,6 +196,54 @@ LT_OP_TEST(conv2d) {
   Ref expected = conv_ref(x4, w, 1, 0, 1, 1);
   expected.shape = {3, 4, 4};
   cases.push_back({"unbatched f64", {x, w}, [](const std::vector<Tensor>& in) { return conv2d(in[0], in[1]); }, expected, 1e-12, 1e-12});
+  return cases;
+}
+
+namespace {
+struct ConvConf {
+  std::vector<std::int64_t> x, w;
+  std::int64_t s, p, d, g;
+  std::string name() const {
+    return "s" + std::to_string(s) + " p" + std::to_string(p) + " d" + std::to_string(d) + " g" + std::to_string(g);
+  }
+};
+// Strides that leave input rows unread, padding beyond the kernel's reach, dilation, groups.
+const std::vector<ConvConf> conv_grad_confs = {{{2, 3, 7, 6}, {4, 3, 3, 2}, 2, 1, 1, 1}, {{1, 2, 9, 9}, {2, 2, 3, 3}, 1, 2, 2, 1},
+                                               {{2, 4, 6, 6}, {6, 2, 3, 3}, 1, 1, 1, 2}, {{1, 1, 6, 7}, {2, 1, 2, 2}, 3, 0, 1, 1},
+                                               {{1, 1, 3, 3}, {1, 1, 1, 2}, 1, 2, 1, 1}, {{3, 2, 8, 8}, {3, 2, 5, 5}, 1, 0, 1, 1}};
+Ref conv_output_grad(const ConvConf& c, std::uint32_t seed) {
+  auto out = [&](std::int64_t in, std::int64_t k) { return (in + 2 * c.p - c.d * (k - 1) - 1) / c.s + 1; };
+  return random_ref({c.x[0], c.w[0], out(c.x[2], c.w[2]), out(c.x[3], c.w[3])}, DType::f32, seed);
+}
+}  // namespace
+
+LT_OP_TEST(conv2d_input_grad) {
+  CaseList cases;
+  std::uint32_t seed = 600;
+  for (const ConvConf& c : conv_grad_confs) {
+    Ref x = random_ref(c.x, DType::f32, seed++), w = random_ref(c.w, DType::f32, seed++), gy = conv_output_grad(c, seed++);
+    Shape xs(c.x);
+    auto run = [c, xs](const std::vector<Tensor>& in) { return conv2d_input_grad(in[0], in[1], xs, c.s, c.p, c.d, c.g); };
+    cases.push_back({c.name(), {gy, w}, run, conv_grads_ref(x, w, gy, c.s, c.p, c.d, c.g).dx, 1e-4, 1e-4});
+  }
+  return cases;
+}
+
+LT_OP_TEST(conv2d_weight_grad) {
+  CaseList cases;
+  std::uint32_t seed = 700;
+  for (const ConvConf& c : conv_grad_confs) {
+    Ref x = random_ref(c.x, DType::f32, seed++), w = random_ref(c.w, DType::f32, seed++), gy = conv_output_grad(c, seed++);
+    Shape ws(c.w);
+    auto run = [c, ws](const std::vector<Tensor>& in) { return conv2d_weight_grad(in[0], ws, in[1], c.s, c.p, c.d, c.g); };
+    cases.push_back({c.name(), {x, gy}, run, conv_grads_ref(x, w, gy, c.s, c.p, c.d, c.g).dw, 1e-4, 1e-4});
+  }
+  // More images than one run of the kernel's fixed split, in f64.
+  ConvConf many{{37, 2, 5, 5}, {3, 2, 3, 3}, 1, 1, 1, 1};
+  Ref x = random_ref(many.x, DType::f64, 800), w = random_ref(many.w, DType::f64, 801);
+  Ref gy = random_ref({37, 3, 5, 5}, DType::f64, 802);
+  auto run = [many](const std::vector<Tensor>& in) { return conv2d_weight_grad(in[0], Shape(many.w), in[1], 1, 1); };
+  cases.push_back({"37 images f64", {x, gy}, run, conv_grads_ref(x, w, gy, 1, 1, 1, 1).dw, 1e-12, 1e-12});
   return cases;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
-// Contractions: matmul with torch.matmul's rank rules and broadcast batch dims, and conv2d.
+// Contractions: matmul with torch.matmul's rank rules and broadcast batch dims, and the
+// convolutions (convolution.hpp).
 #include <algorithm>
 #include <array>
 #include <vector>
 
 #include "lazytensor/ops/contraction_grad.hpp"
+#include "lazytensor/ops/convolution.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/elementwise_rules.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
@@ -129,87 +131,6 @@ inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs
 
 inline constexpr TiledProduct matmul_tiled{&matmul_fits_tiles, &matmul_geometry, &matmul_tiles};
 
-/// attrs.ints: {stride h, stride w, pad h, pad w, dilation h, dilation w, groups}.
-struct ConvParams {
-  std::int64_t sh, sw, ph, pw, dh, dw, groups;
-  explicit ConvParams(const Attrs& a)
-      : sh(a.ints[0]), sw(a.ints[1]), ph(a.ints[2]), pw(a.ints[3]), dh(a.ints[4]), dw(a.ints[5]), groups(a.ints[6]) {}
-  static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
-    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-  }
-};
-
-inline Meta conv2d_infer(std::span<const Meta> in, const Attrs& a) {
-  const Shape &x = in[0].shape, &w = in[1].shape;
-  LT_CHECK(a.ints.size() == 7, "conv2d takes {stride, padding, dilation, groups} attributes");
-  ConvParams p(a);
-  LT_CHECK(x.rank() == 4 && w.rank() == 4, "expected input [N, C, H, W] and weight [O, C/groups, kH, kW], got ", x,
-           " and ", w);
-  LT_CHECK(is_floating(in[0].dtype) && in[0].dtype == in[1].dtype && in[0].dtype != DType::bf16,
-           "input and weight must have the same floating dtype");
-  LT_CHECK(p.sh > 0 && p.sw > 0 && p.dh > 0 && p.dw > 0 && p.ph >= 0 && p.pw >= 0 && p.groups > 0,
-           "stride and dilation must be positive, padding non-negative, groups positive");
-  LT_CHECK(x[1] % p.groups == 0 && w[0] % p.groups == 0 && w[1] * p.groups == x[1], "channels: input ", x[1],
-           ", weight ", w, " and groups ", p.groups, " do not fit");
-  std::int64_t oh = ConvParams::out_size(x[2], w[2], p.sh, p.ph, p.dh), ow = ConvParams::out_size(x[3], w[3], p.sw, p.pw, p.dw);
-  LT_CHECK(oh > 0 && ow > 0, "the kernel ", w, " does not fit the padded input ", x);
-  return {Shape{x[0], w[0], oh, ow}, in[0].dtype};
-}
-
-/// im2col + GEMM per (image, group): columns hold each output pixel's receptive field.
-inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
-  ConvParams p(attrs);
-  // Operands are read in place when contiguous; strided views are packed first.
-  Array xc, wc;
-  auto packed = [](const View& v, Array& copy) {
-    if (v.contiguous()) return v;
-    copy = Array::empty(v.dtype, v.shape);
-    kernels::copy_strided(v, copy.view);
-    return copy.view;
-  };
-  const View xv = packed(in[0], xc), wv = packed(in[1], wc);
-  const Shape &x = in[0].shape, &w = in[1].shape;
-  std::int64_t N = x[0], C = x[1], H = x[2], W = x[3], O = w[0], KH = w[2], KW = w[3], G = p.groups;
-  std::int64_t OH = out.shape[2], OW = out.shape[3], cg = C / G, og = O / G, patch = cg * KH * KW, pixels = OH * OW;
-  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
-    if constexpr (std::is_floating_point_v<T>) {
-      kernels::parallel_blocks(N * G, 1, [&](std::int64_t begin, std::int64_t end) {
-        std::vector<T> cols(static_cast<std::size_t>(patch * pixels));
-        for (std::int64_t task = begin; task < end; ++task) {
-          std::int64_t n = task / G, g = task % G;
-          const T* img = xv.ptr<T>() + (n * C + g * cg) * H * W;
-          for (std::int64_t c = 0; c < cg; ++c)
-            for (std::int64_t ki = 0; ki < KH; ++ki)
-              for (std::int64_t kj = 0; kj < KW; ++kj) {
-                T* row = cols.data() + ((c * KH + ki) * KW + kj) * pixels;
-                // Output columns [lo, hi) read inside the image along W; the rest is padding.
-                std::int64_t first = kj * p.dw - p.pw;  // input column of output column 0
-                std::int64_t lo = first >= 0 ? 0 : std::min(OW, (-first + p.sw - 1) / p.sw);
-                std::int64_t hi = first >= W ? lo : std::max(lo, std::min(OW, (W - 1 - first) / p.sw + 1));
-                for (std::int64_t oi = 0; oi < OH; ++oi) {
-                  std::int64_t ii = oi * p.sh - p.ph + ki * p.dh;
-                  T* dst = row + oi * OW;
-                  if (ii < 0 || ii >= H) {
-                    std::fill(dst, dst + OW, T(0));
-                    continue;
-                  }
-                  const T* src = img + (c * H + ii) * W + first;
-                  std::fill(dst, dst + lo, T(0));
-                  if (p.sw == 1) std::copy(src + lo, src + hi, dst + lo);
-                  else
-                    for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj] = src[oj * p.sw];
-                  std::fill(dst + hi, dst + OW, T(0));
-                }
-              }
-          const T* wg = wv.ptr<T>() + g * og * patch;
-          T* dst = out.ptr<T>() + (n * O + g * og) * pixels;
-          kernels::gemm<T>(wg, patch, 1, cols.data(), pixels, 1, dst, og, patch, pixels);
-        }
-      });
-    }
-  });
-}
-
 inline constexpr OpDesc matmul{.id = OpId::matmul,
                                .name = "matmul",
                                .kind = OpKind::contraction,
@@ -218,9 +139,6 @@ inline constexpr OpDesc matmul{.id = OpId::matmul,
                                .kernel = &matmul_kernel,
                                .grad = &grad::rule::matmul,
                                .tiled = &matmul_tiled};
-inline constexpr OpDesc conv2d{OpId::conv2d, "conv2d", OpKind::contraction, 2, &conv2d_infer, &conv2d_kernel, nullptr,
-                               &grad::rule::conv2d};
-
-inline constexpr std::array all = {&matmul, &conv2d};
+inline constexpr std::array all = {&matmul, &conv2d, &conv2d_input_grad, &conv2d_weight_grad};
 
 }  // namespace lt::contraction

@@ -26,7 +26,7 @@ enum class OpId : std::uint16_t {
   index_select = 137, gather = 138, scatter_add = 139, tril = 140, triu = 141, contiguous = 142,
   // contractions and windows
   matmul = 160, conv2d = 161, max_pool2d = 162, avg_pool2d = 163, adaptive_avg_pool2d = 164,
-  max_pool2d_backward = 165,
+  max_pool2d_backward = 165, conv2d_input_grad = 166, conv2d_weight_grad = 167,
   // fused elementwise expressions (one id for all; the body tells them apart)
   fragment = 180,
 };

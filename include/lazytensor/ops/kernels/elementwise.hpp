@@ -27,10 +27,10 @@ inline bool one_per_row(const Operand& op, const View& v, const Shape& out) {
   return !op.dense && (v.numel() == 1 || (out.rank() > 0 && op.strides[out.rank() - 1] == 0));
 }
 
-/// Calls body(src, b, n) over [begin, end) in runs that stay within one innermost row and one
-/// chunk; src[k] points at the run's n values of input k: in place for a plain array of Tc in
-/// output order, else (a one-per-row input) a buffer filled with the row's value, refilled
-/// only when the value changes.
+/// Calls body(src, b, n) over [begin, end) in runs that stay within one chunk and one block of
+/// elements over which every one-per-row input is constant; src[k] points at the run's n
+/// values of input k: in place for a plain array of Tc in output order, else (a one-per-row
+/// input) a buffer filled with the block's value, refilled only when the value changes.
 template <class Tc, std::size_t MaxInputs, class Body>
 void for_each_row_run(std::span<const Operand> ops, std::span<const bool> per_row, const Shape& out,
                       std::int64_t begin, std::int64_t end, Body&& body) {
@@ -38,11 +38,17 @@ void for_each_row_run(std::span<const Operand> ops, std::span<const bool> per_ro
   Tc value[MaxInputs];
   std::int64_t filled[MaxInputs] = {};  // leading elements of fill[k] holding value[k]
   const Tc* src[MaxInputs];
-  // Runs end at row ends only where some one-per-row input changes from row to row.
-  bool varies = false;
-  for (std::size_t k = 0; k < ops.size(); ++k)
-    for (int d = 0; per_row[k] && d < out.rank(); ++d) varies = varies || ops[k].strides[d] != 0;
-  const std::int64_t inner = varies ? out[out.rank() - 1] : std::numeric_limits<std::int64_t>::max();
+  // Runs end only where some one-per-row input may change: at the end of the trailing dims
+  // along which each such input is constant (a channel's bias over [N, C, H, W] holds for H x W
+  // values), so that its value is looked up once per such block, not once per row.
+  std::int64_t inner = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    if (!per_row[k]) continue;
+    std::int64_t extent = 1;
+    int d = out.rank() - 1;
+    for (; d >= 0 && (ops[k].strides[d] == 0 || out[d] == 1); --d) extent *= out[d];
+    if (d >= 0) inner = std::min(inner, std::max<std::int64_t>(extent, 1));
+  }
   for (std::int64_t b = begin; b < end;) {
     const std::int64_t n = std::min({end - b, inner - b % inner, chunk_size});
     for (std::size_t k = 0; k < ops.size(); ++k) {

@@ -44,6 +44,28 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<
   return y + bias->reshape({-1, 1, 1});  // broadcasts over [N, C, H, W] and [C, H, W]
 }
 
+/// conv2d's gradient with respect to its input [N, C, H, W] (input_size), given the gradient
+/// of its output, as one op (torch.nn.grad.conv2d_input).
+inline Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_size, Pair2 stride = 1,
+                                Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1) {
+  if (input_size.rank() != 4 || (grad_output.defined() && grad_output.dim() == 4 && input_size[0] != grad_output.size(0)) ||
+      (weight.defined() && weight.dim() == 4 && input_size[1] != weight.size(1) * groups))
+    op_error("conv2d_input_grad", {&grad_output, 1}, "input_size must be [N, C, H, W] with the gradient's N and the weight's C");
+  Attrs a{{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups, input_size[2], input_size[3]}, {}};
+  return record(contraction::conv2d_input_grad, {grad_output, weight}, a);
+}
+
+/// conv2d's gradient with respect to its weight [O, C/groups, kH, kW] (weight_size), given
+/// the input and the gradient of the output, as one op (torch.nn.grad.conv2d_weight).
+inline Tensor conv2d_weight_grad(const Tensor& x, const Shape& weight_size, const Tensor& grad_output, Pair2 stride = 1,
+                                 Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1) {
+  if (weight_size.rank() != 4 || (grad_output.defined() && grad_output.dim() == 4 && weight_size[0] != grad_output.size(1)) ||
+      (x.defined() && x.dim() == 4 && groups > 0 && weight_size[1] * groups != x.size(1)))
+    op_error("conv2d_weight_grad", {&x, 1}, "weight_size must be [O, C/groups, kH, kW] with the gradient's O and the input's C");
+  Attrs a{{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups, weight_size[2], weight_size[3]}, {}};
+  return record(contraction::conv2d_weight_grad, {x, grad_output}, a);
+}
+
 namespace detail {
 inline Tensor pool(const OpDesc& op, const Tensor& x, Pair2 kernel, std::optional<Pair2> stride, Pair2 padding,
                    Pair2 dilation, bool ceil_mode, bool count_include_pad) {

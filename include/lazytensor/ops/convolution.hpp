@@ -1,0 +1,270 @@
+#pragma once
+// 2-D convolution and its two gradients as ops. All three work through columns (im2col): the
+// forward pass and the weight gradient multiply by an image's columns, the input gradient makes
+// columns by a product and adds them back into the image (col2im). So a backward pass needs no
+// padded, permuted or transposed copies of its operands.
+#include <algorithm>
+#include <vector>
+
+#include "lazytensor/ops/contraction_grad.hpp"
+#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/copy.hpp"
+#include "lazytensor/ops/kernels/gemm.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+
+namespace lt::contraction {
+
+/// attrs.ints: {stride h, stride w, pad h, pad w, dilation h, dilation w, groups}; the
+/// gradients add two ints after them (the input's H and W, or the kernel's kH and kW).
+struct ConvParams {
+  std::int64_t sh, sw, ph, pw, dh, dw, groups;
+  explicit ConvParams(const Attrs& a)
+      : sh(a.ints[0]), sw(a.ints[1]), ph(a.ints[2]), pw(a.ints[3]), dh(a.ints[4]), dw(a.ints[5]), groups(a.ints[6]) {}
+  static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
+    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+  }
+};
+
+/// Sizes of one convolution: input [N, C, H, W], weight [O, C/G, KH, KW], output [N, O, OH, OW].
+struct ConvGeometry {
+  ConvParams p;
+  std::int64_t N, C, H, W, O, KH, KW, OH, OW;
+  std::int64_t G = p.groups, cg = C / G, og = O / G, patch = cg * KH * KW, pixels = OH * OW;
+};
+
+namespace detail {
+
+/// Checks an op's attributes and operands and returns its parameters.
+inline ConvParams check_conv(const char* what, std::span<const Meta> in, const Attrs& a, std::size_t ints) {
+  LT_CHECK(a.ints.size() == ints, what, " takes {stride, padding, dilation, groups", ints == 7 ? "" : ", two sizes",
+           "} attributes");
+  LT_CHECK(in[0].shape.rank() == 4 && in[1].shape.rank() == 4, what, " expects 4-d operands, got ", in[0].shape,
+           " and ", in[1].shape);
+  LT_CHECK(is_floating(in[0].dtype) && in[0].dtype == in[1].dtype && in[0].dtype != DType::bf16,
+           "the operands must have the same floating dtype (f32 or f64)");
+  ConvParams p(a);
+  LT_CHECK(p.sh > 0 && p.sw > 0 && p.dh > 0 && p.dw > 0 && p.ph >= 0 && p.pw >= 0 && p.groups > 0,
+           "stride and dilation must be positive, padding non-negative, groups positive");
+  return p;
+}
+
+/// Checks that an output [N, O, OH, OW] is the convolution's of an input [N, C, H, W] and a
+/// kernel [O, C/G, KH, KW], and returns the geometry.
+inline ConvGeometry conv_geometry(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y) {
+  LT_CHECK(x[1] % p.groups == 0 && w[0] % p.groups == 0 && w[1] * p.groups == x[1], "channels: input ", x[1],
+           ", weight ", w, " and groups ", p.groups, " do not fit");
+  ConvGeometry g{p, x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3]};
+  LT_CHECK(ConvParams::out_size(g.H, g.KH, p.sh, p.ph, p.dh) == g.OH && ConvParams::out_size(g.W, g.KW, p.sw, p.pw, p.dw) == g.OW &&
+               g.OH > 0 && g.OW > 0 && y[0] == g.N && y[1] == g.O,
+           "the gradient ", y, " is not the output of a convolution of ", x, " with ", w);
+  return g;
+}
+
+/// Writes the columns of one group of one image (cg channels of H x W at `img`): row
+/// (c, ki, kj), at cols + row * ld, holds for each output pixel the value its window reads
+/// there, 0 in the padding.
+template <class T>
+void im2col(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
+  const ConvParams& p = g.p;
+  for (std::int64_t c = 0; c < g.cg; ++c)
+    for (std::int64_t ki = 0; ki < g.KH; ++ki)
+      for (std::int64_t kj = 0; kj < g.KW; ++kj) {
+        T* row = cols + ((c * g.KH + ki) * g.KW + kj) * ld;
+        // Output columns [lo, hi) read inside the image along W; the rest is padding.
+        const std::int64_t first = kj * p.dw - p.pw;  // input column of output column 0
+        const std::int64_t lo = first >= 0 ? 0 : std::min(g.OW, (-first + p.sw - 1) / p.sw);
+        const std::int64_t hi = first >= g.W ? lo : std::max(lo, std::min(g.OW, (g.W - 1 - first) / p.sw + 1));
+        for (std::int64_t oi = 0; oi < g.OH; ++oi) {
+          const std::int64_t ii = oi * p.sh - p.ph + ki * p.dh;
+          T* dst = row + oi * g.OW;
+          if (ii < 0 || ii >= g.H) {
+            std::fill(dst, dst + g.OW, T(0));
+            continue;
+          }
+          const T* src = img + (c * g.H + ii) * g.W + first;
+          std::fill(dst, dst + lo, T(0));
+          if (p.sw == 1) std::copy(src + lo, src + hi, dst + lo);
+          else
+            for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj] = src[oj * p.sw];
+          std::fill(dst + hi, dst + g.OW, T(0));
+        }
+      }
+}
+
+/// The reverse of im2col: adds each column value into the input element it was read from.
+template <class T>
+void col2im(const ConvGeometry& g, const T* cols, T* img) {
+  const ConvParams& p = g.p;
+  for (std::int64_t c = 0; c < g.cg; ++c)
+    for (std::int64_t ki = 0; ki < g.KH; ++ki)
+      for (std::int64_t kj = 0; kj < g.KW; ++kj) {
+        const T* row = cols + ((c * g.KH + ki) * g.KW + kj) * g.pixels;
+        const std::int64_t first = kj * p.dw - p.pw;
+        const std::int64_t lo = first >= 0 ? 0 : std::min(g.OW, (-first + p.sw - 1) / p.sw);
+        const std::int64_t hi = first >= g.W ? lo : std::max(lo, std::min(g.OW, (g.W - 1 - first) / p.sw + 1));
+        for (std::int64_t oi = 0; oi < g.OH; ++oi) {
+          const std::int64_t ii = oi * p.sh - p.ph + ki * p.dh;
+          if (ii < 0 || ii >= g.H) continue;
+          T* dst = img + (c * g.H + ii) * g.W + first;
+          const T* src = row + oi * g.OW;
+          for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj * p.sw] += src[oj];
+        }
+      }
+}
+
+/// A buffer per thread for columns: every element is written before it is read, so it is
+/// neither zeroed nor allocated again for the next image or step.
+template <class T>
+T* column_buffer(std::int64_t elements) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < static_cast<std::size_t>(elements)) buffer.resize(static_cast<std::size_t>(elements));
+  return buffer.data();
+}
+
+/// The operand's values, in place when contiguous.
+inline View contiguous_operand(const View& v, Array& copy) {
+  if (v.contiguous()) return v;
+  copy = Array::empty(v.dtype, v.shape);
+  kernels::copy_strided(v, copy.view);
+  return copy.view;
+}
+
+}  // namespace detail
+
+inline Meta conv2d_infer(std::span<const Meta> in, const Attrs& a) {
+  const ConvParams p = detail::check_conv("conv2d", in, a, 7);
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  LT_CHECK(x[1] % p.groups == 0 && w[0] % p.groups == 0 && w[1] * p.groups == x[1], "channels: input ", x[1],
+           ", weight ", w, " and groups ", p.groups, " do not fit");
+  std::int64_t oh = ConvParams::out_size(x[2], w[2], p.sh, p.ph, p.dh), ow = ConvParams::out_size(x[3], w[3], p.sw, p.pw, p.dw);
+  LT_CHECK(oh > 0 && ow > 0, "the kernel ", w, " does not fit the padded input ", x);
+  return {Shape{x[0], w[0], oh, ow}, in[0].dtype};
+}
+
+/// Per (image, group): the weight [og, patch] times the image's columns [patch, pixels].
+inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  Array xc, wc;
+  const View xv = detail::contiguous_operand(in[0], xc), wv = detail::contiguous_operand(in[1], wc);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, wv.shape, out.shape);
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
+      kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
+        T* cols = detail::column_buffer<T>(g.patch * g.pixels);
+        for (std::int64_t task = begin; task < end; ++task) {
+          const std::int64_t n = task / g.G, grp = task % g.G;
+          detail::im2col(g, xv.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W, cols, g.pixels);
+          kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, g.patch, 1, cols, g.pixels, 1,
+                           out.ptr<T>() + (n * g.O + grp * g.og) * g.pixels, g.og, g.patch, g.pixels);
+        }
+      });
+    }
+  });
+}
+
+/// conv2d's input gradient: inputs {gradient of the output [N, O, OH, OW], weight
+/// [O, C/G, KH, KW]}, attrs conv2d's and then the input's H and W; result [N, C, H, W].
+inline Meta conv2d_input_grad_infer(std::span<const Meta> in, const Attrs& a) {
+  const ConvParams p = detail::check_conv("conv2d_input_grad", in, a, 9);
+  const Shape &y = in[0].shape, &w = in[1].shape;
+  const Shape x{y[0], w[1] * p.groups, a.ints[7], a.ints[8]};
+  LT_CHECK(x[2] > 0 && x[3] > 0, "the input's size must be positive, got ", a.ints[7], "x", a.ints[8]);
+  detail::conv_geometry(p, x, w, y);
+  return {x, in[0].dtype};
+}
+
+/// Per (image, group): columns = weight^T [patch, og] times the gradient [og, pixels], added
+/// back into the zeroed image.
+inline void conv2d_input_grad_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  Array yc, wc;
+  const View yv = detail::contiguous_operand(in[0], yc), wv = detail::contiguous_operand(in[1], wc);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), out.shape, wv.shape, yv.shape);
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
+      kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
+        T* cols = detail::column_buffer<T>(g.patch * g.pixels);
+        for (std::int64_t task = begin; task < end; ++task) {
+          const std::int64_t n = task / g.G, grp = task % g.G;
+          kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, 1, g.patch, yv.ptr<T>() + (n * g.O + grp * g.og) * g.pixels,
+                           g.pixels, 1, cols, g.patch, g.og, g.pixels);
+          T* img = out.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W;
+          std::fill(img, img + g.cg * g.H * g.W, T(0));
+          detail::col2im(g, cols, img);
+        }
+      });
+    }
+  });
+}
+
+/// conv2d's weight gradient: inputs {input [N, C, H, W], gradient of the output
+/// [N, O, OH, OW]}, attrs conv2d's and then the kernel's KH and KW; result [O, C/G, KH, KW].
+inline Meta conv2d_weight_grad_infer(std::span<const Meta> in, const Attrs& a) {
+  const ConvParams p = detail::check_conv("conv2d_weight_grad", in, a, 9);
+  const Shape &x = in[0].shape, &y = in[1].shape;
+  LT_CHECK(x[1] % p.groups == 0 && a.ints[7] > 0 && a.ints[8] > 0, "input channels ", x[1], " and groups ", p.groups,
+           " do not fit, or the kernel size ", a.ints[7], "x", a.ints[8], " is not positive");
+  const Shape w{y[1], x[1] / p.groups, a.ints[7], a.ints[8]};
+  detail::conv_geometry(p, x, w, y);
+  return {w, in[0].dtype};
+}
+
+/// The images split into a fixed number of runs (a function of N only, so the sums are the
+/// same for every thread count). Per run and group: the gradient [og, images x pixels] times
+/// the images' columns, transposed; the runs' sums then add in run order.
+inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  Array xc, yc;
+  const View xv = detail::contiguous_operand(in[0], xc), yv = detail::contiguous_operand(in[1], yc);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, out.shape, yv.shape);
+  const std::int64_t weights = g.O * g.patch;
+  // Runs of up to 8 images, at most 16 runs, with columns of at most about 4M values.
+  std::int64_t runs = std::clamp<std::int64_t>((g.N + 7) / 8, 1, 16);
+  runs = std::clamp<std::int64_t>(runs, 1, std::max<std::int64_t>(1, (std::int64_t{1} << 24) / std::max<std::int64_t>(weights, 1)));
+  const std::int64_t per_run = std::max<std::int64_t>(1, (g.N + runs - 1) / runs);
+  const std::int64_t chunk = std::clamp<std::int64_t>((std::int64_t{1} << 22) / std::max<std::int64_t>(g.patch * g.pixels, 1), 1, per_run);
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
+      std::vector<T> sums(static_cast<std::size_t>(runs * weights), T(0));
+      kernels::parallel_blocks(runs, 1, [&](std::int64_t begin, std::int64_t end) {
+        const std::int64_t k_max = chunk * g.pixels;
+        T* cols = detail::column_buffer<T>(g.patch * k_max + g.og * k_max + g.og * g.patch);
+        T* grad = cols + g.patch * k_max;  // the chunk's gradient rows, [og, images x pixels]
+        T* product = grad + g.og * k_max;
+        for (std::int64_t run = begin; run < end; ++run) {
+          T* sum = sums.data() + run * weights;
+          const std::int64_t n0 = run * per_run, n1 = std::min(g.N, n0 + per_run);
+          for (std::int64_t c0 = n0; c0 < n1; c0 += chunk) {
+            const std::int64_t images = std::min(chunk, n1 - c0), k = images * g.pixels;
+            for (std::int64_t grp = 0; grp < g.G; ++grp) {
+              for (std::int64_t i = 0; i < images; ++i) {
+                detail::im2col(g, xv.ptr<T>() + ((c0 + i) * g.C + grp * g.cg) * g.H * g.W, cols + i * g.pixels, k);
+                for (std::int64_t o = 0; o < g.og; ++o) {
+                  const T* src = yv.ptr<T>() + ((c0 + i) * g.O + grp * g.og + o) * g.pixels;
+                  std::copy(src, src + g.pixels, grad + o * k + i * g.pixels);
+                }
+              }
+              kernels::gemm<T>(grad, k, 1, cols, 1, k, product, g.og, k, g.patch);
+              T* dst = sum + grp * g.og * g.patch;
+              for (std::int64_t e = 0; e < g.og * g.patch; ++e) dst[e] += product[e];
+            }
+          }
+        }
+      });
+      T* dw = out.ptr<T>();
+      std::copy(sums.begin(), sums.begin() + weights, dw);
+      for (std::int64_t run = 1; run < runs; ++run)
+        for (std::int64_t e = 0; e < weights; ++e) dw[e] += sums[static_cast<std::size_t>(run * weights + e)];
+    }
+  });
+}
+
+inline constexpr OpDesc conv2d{OpId::conv2d, "conv2d", OpKind::contraction, 2, &conv2d_infer, &conv2d_kernel, nullptr,
+                               &grad::rule::conv2d};
+inline constexpr OpDesc conv2d_input_grad{OpId::conv2d_input_grad,        "conv2d_input_grad",
+                                          OpKind::contraction,            2,
+                                          &conv2d_input_grad_infer,       &conv2d_input_grad_kernel,
+                                          nullptr,                        &grad::rule::conv2d_input_grad};
+inline constexpr OpDesc conv2d_weight_grad{OpId::conv2d_weight_grad,        "conv2d_weight_grad",
+                                           OpKind::contraction,             2,
+                                           &conv2d_weight_grad_infer,       &conv2d_weight_grad_kernel,
+                                           nullptr,                         &grad::rule::conv2d_weight_grad};
+
+}  // namespace lt::contraction
