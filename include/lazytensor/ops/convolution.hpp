@@ -4,11 +4,14 @@
 // columns by a product and adds them back into the image (col2im). So a backward pass needs no
 // padded, permuted or transposed copies of its operands.
 #include <algorithm>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "lazytensor/ops/contraction_grad.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
+#include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/gemm.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 
