@@ -256,7 +256,9 @@ LT_OP_TEST(max_pool2d) {
           {"k3 s2 p1 ceil", {x}, [](const std::vector<Tensor>& in) { return max_pool2d(in[0], 3, Pair2(2), 1, 1, true); },
            pool_ref(x, 3, 2, 1, true, max_of)},
           {"NaN and inf", {xn}, [](const std::vector<Tensor>& in) { return max_pool2d(in[0], 2, Pair2(1)); },
-           pool_ref(xn, 2, 1, 0, false, max_of)}};
+           pool_ref(xn, 2, 1, 0, false, max_of)},
+          {"k2 ceil, NaN and inf", {xn}, [](const std::vector<Tensor>& in) { return max_pool2d(in[0], 2, std::nullopt, 0, 1, true); },
+           pool_ref(xn, 2, 2, 0, true, max_of)}};
 }
 
 LT_OP_TEST(max_pool2d_backward) {
@@ -265,6 +267,8 @@ LT_OP_TEST(max_pool2d_backward) {
   Ref xn = x;
   xn.v[5] = NAN;
   xn.v[40] = INFINITY;
+  Ref g4 = random_ref({2, 3, 4, 3}, DType::f32, 454), xt = x;
+  for (std::size_t k = 0; k < xt.v.size(); ++k) xt.v[k] = static_cast<double>(k % 5 < 2);  // equal maxima in most windows
   return {{"k2", {g2, x}, [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
            max_pool_backward_ref(g2, x, 2, 2, 0)},
           {"k3 s2 p1 ceil, overlapping", {g3, x},
@@ -272,7 +276,13 @@ LT_OP_TEST(max_pool2d_backward) {
            max_pool_backward_ref(g3, x, 3, 2, 1), 1e-6, 1e-6},
           {"NaN and inf, stride 1", {g1, xn},
            [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2, Pair2(1)); },
-           max_pool_backward_ref(g1, xn, 2, 1, 0), 1e-6, 1e-6}};
+           max_pool_backward_ref(g1, xn, 2, 1, 0), 1e-6, 1e-6},
+          {"k2 ceil, NaN and inf", {g4, xn},
+           [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2, std::nullopt, 0, 1, true); },
+           max_pool_backward_ref(g4, xn, 2, 2, 0)},
+          {"k2, ties go to the first", {g2, xt},
+           [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
+           max_pool_backward_ref(g2, xt, 2, 2, 0)}};
 }
 
 LT_OP_TEST(avg_pool2d) {

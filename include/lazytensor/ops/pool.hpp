@@ -124,9 +124,40 @@ template <class T>
   return at;
 }
 
+/// The most common window, 2x2 with stride 2 and neither padding nor dilation: the forward
+/// pass takes its whole windows' maxima a row of outputs at a time, in a loop the compiler
+/// vectorises.
+inline bool plain_2x2(const Window& w) {
+  return w.kh == 2 && w.kw == 2 && w.sh == 2 && w.sw == 2 && w.ph == 0 && w.pw == 0 && w.dh == 1 && w.dw == 1;
+}
+
 inline void max_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
   std::int64_t H = in[0].shape[2], W = in[0].shape[3];
+  if (plain_2x2(w)) {
+    const std::int64_t OH = out.shape[2], OW = out.shape[3], whole_rows = std::min(OH, H / 2), whole = std::min(OW, W / 2);
+    kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+      for_each_plane<T>(in[0], out, [&](const T* x, T* y) {
+        for (std::int64_t oi = 0; oi < OH; ++oi) {
+          const T *r0 = x + 2 * oi * W, *r1 = r0 + W;
+          T* yr = y + oi * OW;
+          std::int64_t oj = 0;
+          if (oi < whole_rows)
+            for (; oj < whole; ++oj) {
+              const T p = r0[2 * oj], q = r0[2 * oj + 1], u = r1[2 * oj], v = r1[2 * oj + 1];
+              // Pairwise maxima keep the earlier of equals; any NaN is the result.
+              const T m = std::max(std::max(p, q), std::max(u, v));
+              yr[oj] = (p != p || q != q || u != u || v != v) ? std::numeric_limits<T>::quiet_NaN() : m;
+            }
+          for (; oj < OW; ++oj) {  // a window cut by the plane's edge (ceil mode)
+            std::int64_t at = window_argmax(x, H, W, w, oi * 2, oj * 2);
+            yr[oj] = at < 0 ? -std::numeric_limits<T>::infinity() : x[at];
+          }
+        }
+      });
+    });
+    return;
+  }
   for_each_window(in[0], out, w, [&]<class T>(const T* x, std::int64_t i0, std::int64_t j0) {
     std::int64_t at = window_argmax(x, H, W, w, i0, j0);
     return at < 0 ? -std::numeric_limits<T>::infinity() : x[at];
