@@ -124,6 +124,20 @@ T* column_buffer(std::int64_t elements) {
   return buffer.data();
 }
 
+/// Runs f(n, group, cols) for every (image n, group) in parallel, cols being the thread's
+/// column buffer of patch x pixels values of the compute type.
+template <class F>
+void for_each_image_group(const ConvGeometry& g, DType dtype, F&& f) {
+  kernels::visit_compute(dtype, [&]<class T>(Tag<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
+      kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
+        T* cols = column_buffer<T>(g.patch * g.pixels);
+        for (std::int64_t task = begin; task < end; ++task) f(task / g.G, task % g.G, cols);
+      });
+    }
+  });
+}
+
 /// The operand's values, in place when contiguous.
 inline View contiguous_operand(const View& v, Array& copy) {
   if (v.contiguous()) return v;
@@ -149,18 +163,10 @@ inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs
   Array xc, wc;
   const View xv = detail::contiguous_operand(in[0], xc), wv = detail::contiguous_operand(in[1], wc);
   const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, wv.shape, out.shape);
-  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
-    if constexpr (std::is_floating_point_v<T>) {
-      kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
-        T* cols = detail::column_buffer<T>(g.patch * g.pixels);
-        for (std::int64_t task = begin; task < end; ++task) {
-          const std::int64_t n = task / g.G, grp = task % g.G;
-          detail::im2col(g, xv.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W, cols, g.pixels);
-          kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, g.patch, 1, cols, g.pixels, 1,
-                           out.ptr<T>() + (n * g.O + grp * g.og) * g.pixels, g.og, g.patch, g.pixels);
-        }
-      });
-    }
+  detail::for_each_image_group(g, out.dtype, [&]<class T>(std::int64_t n, std::int64_t grp, T* cols) {
+    detail::im2col(g, xv.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W, cols, g.pixels);
+    kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, g.patch, 1, cols, g.pixels, 1,
+                     out.ptr<T>() + (n * g.O + grp * g.og) * g.pixels, g.og, g.patch, g.pixels);
   });
 }
 
@@ -181,20 +187,12 @@ inline void conv2d_input_grad_kernel(std::span<const View> in, const View& out, 
   Array yc, wc;
   const View yv = detail::contiguous_operand(in[0], yc), wv = detail::contiguous_operand(in[1], wc);
   const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), out.shape, wv.shape, yv.shape);
-  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
-    if constexpr (std::is_floating_point_v<T>) {
-      kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
-        T* cols = detail::column_buffer<T>(g.patch * g.pixels);
-        for (std::int64_t task = begin; task < end; ++task) {
-          const std::int64_t n = task / g.G, grp = task % g.G;
-          kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, 1, g.patch, yv.ptr<T>() + (n * g.O + grp * g.og) * g.pixels,
-                           g.pixels, 1, cols, g.patch, g.og, g.pixels);
-          T* img = out.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W;
-          std::fill(img, img + g.cg * g.H * g.W, T(0));
-          detail::col2im(g, cols, img);
-        }
-      });
-    }
+  detail::for_each_image_group(g, out.dtype, [&]<class T>(std::int64_t n, std::int64_t grp, T* cols) {
+    kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, 1, g.patch, yv.ptr<T>() + (n * g.O + grp * g.og) * g.pixels,
+                     g.pixels, 1, cols, g.patch, g.og, g.pixels);
+    T* img = out.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W;
+    std::fill(img, img + g.cg * g.H * g.W, T(0));
+    detail::col2im(g, cols, img);
   });
 }
 
