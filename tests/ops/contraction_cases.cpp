@@ -217,27 +217,29 @@ Ref conv_output_grad(const ConvConf& c, std::uint32_t seed) {
 }
 }  // namespace
 
-LT_OP_TEST(conv2d_input_grad) {
+/// One case per configuration: case_of(conf, x, w, gy) picks the operands, call and reference.
+template <class CaseOf>
+CaseList conv_grad_cases(std::uint32_t seed, CaseOf case_of) {
   CaseList cases;
-  std::uint32_t seed = 600;
   for (const ConvConf& c : conv_grad_confs) {
     Ref x = random_ref(c.x, DType::f32, seed++), w = random_ref(c.w, DType::f32, seed++), gy = conv_output_grad(c, seed++);
-    Shape xs(c.x);
-    auto run = [c, xs](const std::vector<Tensor>& in) { return conv2d_input_grad(in[0], in[1], xs, c.s, c.p, c.d, c.g); };
-    cases.push_back({c.name(), {gy, w}, run, conv_grads_ref(x, w, gy, c.s, c.p, c.d, c.g).dx, 1e-4, 1e-4});
+    cases.push_back(case_of(c, x, w, gy));
   }
   return cases;
 }
 
+LT_OP_TEST(conv2d_input_grad) {
+  return conv_grad_cases(600, [](const ConvConf& c, const Ref& x, const Ref& w, const Ref& gy) -> OpCase {
+    auto run = [c](const std::vector<Tensor>& in) { return conv2d_input_grad(in[0], in[1], Shape(c.x), c.s, c.p, c.d, c.g); };
+    return {c.name(), {gy, w}, run, conv_grads_ref(x, w, gy, c.s, c.p, c.d, c.g).dx, 1e-4, 1e-4};
+  });
+}
+
 LT_OP_TEST(conv2d_weight_grad) {
-  CaseList cases;
-  std::uint32_t seed = 700;
-  for (const ConvConf& c : conv_grad_confs) {
-    Ref x = random_ref(c.x, DType::f32, seed++), w = random_ref(c.w, DType::f32, seed++), gy = conv_output_grad(c, seed++);
-    Shape ws(c.w);
-    auto run = [c, ws](const std::vector<Tensor>& in) { return conv2d_weight_grad(in[0], ws, in[1], c.s, c.p, c.d, c.g); };
-    cases.push_back({c.name(), {x, gy}, run, conv_grads_ref(x, w, gy, c.s, c.p, c.d, c.g).dw, 1e-4, 1e-4});
-  }
+  CaseList cases = conv_grad_cases(700, [](const ConvConf& c, const Ref& x, const Ref& w, const Ref& gy) -> OpCase {
+    auto run = [c](const std::vector<Tensor>& in) { return conv2d_weight_grad(in[0], Shape(c.w), in[1], c.s, c.p, c.d, c.g); };
+    return {c.name(), {x, gy}, run, conv_grads_ref(x, w, gy, c.s, c.p, c.d, c.g).dw, 1e-4, 1e-4};
+  });
   // More images than one run of the kernel's fixed split, in f64.
   ConvConf many{{37, 2, 5, 5}, {3, 2, 3, 3}, 1, 1, 1, 1};
   Ref x = random_ref(many.x, DType::f64, 800), w = random_ref(many.w, DType::f64, 801);
