@@ -244,6 +244,27 @@ TEST_F(Trace, OnlyLiveTensorsAreComputed) {
   EXPECT_FLOAT_EQ(through_temporary.to_vector<float>()[0], std::tanh(std::sqrt(0.5f)));
 }
 
+// Deeper than the stack could hold one frame per node: tracing, running, reading and
+// dropping such a graph must not recurse node by node.
+TEST_F(Trace, AChainOfHundredsOfThousandsOfOpsRunsAndIsDropped) {
+  constexpr int depth = 200000;
+  Tensor x = from_vector<float>({1.0f, -2.0f}, device());
+  {
+    Tensor dropped = x;
+    for (int k = 0; k < depth; ++k) dropped = dropped + 1.0f;
+  }  // never run: released at once
+  Tensor y = x;
+  for (int k = 0; k < depth; ++k) y = y * 1.0000001f;
+  sync();
+  float expected = 1.0f;
+  for (int k = 0; k < depth; ++k) expected *= 1.0000001f;
+  std::vector<float> v = y.to_vector<float>();
+  EXPECT_FLOAT_EQ(v[0], expected);
+  EXPECT_FLOAT_EQ(v[1], -2.0f * expected);
+  y = Tensor();  // the last owner of the step's graph goes
+  EXPECT_FLOAT_EQ((x * 2).to_vector<float>()[1], -4.0f) << "the device keeps working";
+}
+
 TEST_F(Trace, ABarrierWithNothingPendingIsFine) {
   sync();
   sync();

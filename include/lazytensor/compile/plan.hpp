@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "lazytensor/compile/arena.hpp"
@@ -246,16 +247,26 @@ class Grouper {
 /// Members in schedule order, with the inline constants they read, and the externals.
 inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const int> positions,
                        std::span<const MemberRole> role) {
-  std::vector<int> member_at;  // parallel to group.members: positions
+  // Looked up by position, not searched: a group can hold a graph's every node.
+  std::unordered_map<int, int> member_of;  // position -> index in group.members
+  std::unordered_multimap<int, int> externals_of;  // position -> indices in group.externals
+  auto add_member = [&](GroupMember m) {
+    member_of.emplace(m.position, static_cast<int>(group.members.size()));
+    group.members.push_back(std::move(m));
+    return static_cast<int>(group.members.size()) - 1;
+  };
   auto member_index = [&](int q) {
-    auto it = std::find(member_at.begin(), member_at.end(), q);
-    return it == member_at.end() ? -1 : static_cast<int>(it - member_at.begin());
+    auto it = member_of.find(q);
+    return it == member_of.end() ? -1 : it->second;
   };
   auto external_index = [&](int q, const Shape& index_space) {
-    for (std::size_t k = 0; k < group.externals.size(); ++k)
-      if (group.externals[k].position == q && group.externals[k].index_space == index_space) return static_cast<int>(k);
+    auto [first, last] = externals_of.equal_range(q);
+    for (auto it = first; it != last; ++it)
+      if (group.externals[static_cast<std::size_t>(it->second)].index_space == index_space) return it->second;
     group.externals.push_back({q, index_space});
-    return static_cast<int>(group.externals.size()) - 1;
+    const int k = static_cast<int>(group.externals.size()) - 1;
+    externals_of.emplace(q, k);
+    return k;
   };
   for (int p : positions) {
     const Node& node = *s.order[static_cast<std::size_t>(p)];
@@ -272,15 +283,10 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
         continue;
       }
       int k = member_index(q);
-      if (k < 0 && inline_constant(in)) {
-        group.members.push_back({q, MemberRole::constant, {}, {}});
-        member_at.push_back(q);
-        k = static_cast<int>(member_at.size()) - 1;
-      }
+      if (k < 0 && inline_constant(in)) k = add_member({q, MemberRole::constant, {}, {}});
       m.inputs.push_back(k >= 0 ? k : -1 - external_index(q, reads_in));
     }
-    group.members.push_back(std::move(m));
-    member_at.push_back(p);
+    add_member(std::move(m));
   }
 }
 

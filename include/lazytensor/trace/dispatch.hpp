@@ -93,9 +93,7 @@ namespace detail {
 inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out,
                              Device device) {
   if (device.is_lazy()) {
-    std::vector<NodePtr> nodes;
-    nodes.reserve(inputs.size());
-    for (const Tensor& t : inputs) nodes.push_back(t.impl().node);
+    NodeInputs nodes(inputs.size(), [&](std::size_t k) { return inputs[k].impl().node; });
     return Tensor(detail::new_impl(device, out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
   }
   std::vector<Array> arrays;

@@ -1,10 +1,12 @@
 #pragma once
 // IR node of a step graph. Immutable once made, but for a pending leaf's value, which its step
 // writes once; shared by the tensors and nodes that use it.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -31,6 +33,22 @@ class NodeInputs {
       large_ = std::move(v);
     }
   }
+  /// The producers input(0) ... input(count - 1), with no vector in between for a few.
+  template <class Input>
+  NodeInputs(std::size_t count, Input&& input) : size_(static_cast<std::uint32_t>(count)) {
+    if (count <= inline_count) {
+      for (std::size_t k = 0; k < count; ++k) small_[k] = input(k);
+    } else {
+      large_.reserve(count);
+      for (std::size_t k = 0; k < count; ++k) large_.push_back(input(k));
+    }
+  }
+  NodeInputs(const NodeInputs&) = default;
+  NodeInputs(NodeInputs&&) noexcept = default;
+  NodeInputs& operator=(const NodeInputs&) = default;
+  NodeInputs& operator=(NodeInputs&&) noexcept = default;
+  ~NodeInputs() { release(); }
+
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const NodePtr* begin() const { return size_ <= inline_count ? small_.data() : large_.data(); }
@@ -38,6 +56,32 @@ class NodeInputs {
   const NodePtr& operator[](std::size_t k) const { return begin()[k]; }
 
  private:
+  /// Where the outermost release on this thread collects the producers it is the last owner
+  /// of; null when no release runs.
+  static inline thread_local std::vector<NodePtr>* released_later_ = nullptr;
+
+  /// Drops the producers without recursing: releasing the last owner of a chain of a million
+  /// ops would otherwise free it node by node on the stack and overflow it. The outermost
+  /// release frees, one at a time, what every release beneath it hands over.
+  void release() noexcept {
+    std::span<NodePtr> held = size_ <= inline_count ? std::span<NodePtr>(small_.data(), size_) : std::span<NodePtr>(large_);
+    auto hand_over = [&](std::vector<NodePtr>& later) {
+      for (NodePtr& p : held)
+        if (p && p.use_count() == 1) later.push_back(std::move(p));
+    };
+    if (released_later_ != nullptr) return hand_over(*released_later_);
+    if (std::none_of(held.begin(), held.end(), [](const NodePtr& p) { return p && p.use_count() == 1; })) return;
+    std::vector<NodePtr> later;
+    released_later_ = &later;
+    hand_over(later);
+    while (!later.empty()) {
+      NodePtr last = std::move(later.back());
+      later.pop_back();
+      last.reset();  // its own release hands its producers over to `later`
+    }
+    released_later_ = nullptr;
+  }
+
   static constexpr std::size_t inline_count = 3;
   std::array<NodePtr, inline_count> small_;
   std::vector<NodePtr> large_;
@@ -64,7 +108,7 @@ struct Node {
 };
 
 /// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
-inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
+inline NodePtr make_node(const OpDesc& op, Attrs attrs, NodeInputs inputs, const Meta& meta) {
   // One buffer of words, hashed once: tracing makes a node per op, and each hash call costs.
   HashWords words;
   words.put(static_cast<std::int64_t>(op.id) | static_cast<std::int64_t>(meta.dtype) << 16 |
@@ -77,7 +121,10 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inp
     for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, NodeInputs(std::move(inputs)), words.hash(), 0, 0, {}, meta, std::move(attrs), {}});
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, std::move(inputs), words.hash(), 0, 0, {}, meta, std::move(attrs), {}});
+}
+inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
+  return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta);
 }
 
 /// The hash of a device_data leaf of `meta`: its shape and dtype, never its data.
