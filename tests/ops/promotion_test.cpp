@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <lazytensor/lazytensor.hpp>
 
@@ -137,6 +139,43 @@ TEST_P(Promotion, ValuesComputeInThePromotedType) {
   std::vector<bool> both = (t + t).to_vector<bool>();
   EXPECT_TRUE(both[0]);
   EXPECT_FALSE(both[1]);
+}
+
+TEST_P(Promotion, MixedOperandsReadThroughBroadcastAndStridedLayouts) {
+  Device dev = GetParam();
+  constexpr std::int64_t N = 3, C = 4, H = 5, W = 6;
+  std::vector<float> xs(N * C * H * W), cs(C);
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+  for (std::size_t c = 0; c < cs.size(); ++c) cs[c] = 10.0f + static_cast<float>(c);
+  auto at = [&](std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+    return xs[static_cast<std::size_t>(((n * C + c) * H + h) * W + w)];
+  };
+  Tensor x = from_vector<float>(xs, Shape{N, C, H, W}, dev);
+  Tensor channel = expand(from_vector<float>(cs, Shape{1, C, 1, 1}, dev), Shape{N, C, H, W});
+
+  // A bool mask, a channel's value broadcast over H x W and a zero-dim f64, in f32.
+  std::vector<float> picked = where(x > 0, channel, from_vector<double>({0.25}, Shape{}, dev)).to_vector<float>();
+  for (std::int64_t n = 0, i = 0; n < N; ++n)
+    for (std::int64_t c = 0; c < C; ++c)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t w = 0; w < W; ++w, ++i)
+          ASSERT_EQ(picked[static_cast<std::size_t>(i)], at(n, c, h, w) > 0 ? cs[static_cast<std::size_t>(c)] : 0.25f) << i;
+
+  // A permuted view with an extent-1 dim, summed per channel and copied out whole.
+  Tensor viewed = unsqueeze(permute(x, {2, 0, 3, 1}), 2);  // [H, N, 1, W, C]
+  std::vector<float> sums = sum(viewed, {0, 1, 2, 3}).to_vector<float>();
+  std::vector<float> copied = viewed.contiguous().to_vector<float>();
+  for (std::int64_t c = 0; c < C; ++c) {
+    double expected = 0;
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t w = 0; w < W; ++w) expected += at(n, c, h, w);
+    EXPECT_NEAR(sums[static_cast<std::size_t>(c)], expected, 1e-4) << c;
+  }
+  for (std::int64_t h = 0, i = 0; h < H; ++h)
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t w = 0; w < W; ++w)
+        for (std::int64_t c = 0; c < C; ++c, ++i) ASSERT_EQ(copied[static_cast<std::size_t>(i)], at(n, c, h, w)) << i;
 }
 
 TEST(PromotionRule, ThreeStandingsAtOnce) {

@@ -43,7 +43,7 @@ inline void copy_strided(const View& src, const View& dst) {
       const U* s = src.ptr<U>();
       U* d = dst.ptr<U>();
       parallel_blocks(n, parallel_threshold, [&](std::int64_t b, std::int64_t e) {
-        InnerRuns r(dst.shape, from, b), w(dst.shape, dst.strides, b);
+        InnerRuns r(dst.shape, from, b, false), w(dst.shape, dst.strides, b, false);  // in step
         for (std::int64_t i = b; i < e; r.next(), w.next()) {
           const std::int64_t run = std::min(e - i, w.left());
           const U* in = s + r.offset();

@@ -163,15 +163,37 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
       });
       return;
     }
+    // Each input as cheaply as it allows: a plain array of the compute type in place, one
+    // value (a scalar of another dtype, say) converted and spread once, the rest loaded (and
+    // converted) chunk by chunk. A bool mask in where() is then the only input loaded.
     alignas(64) std::byte buf[max_elementwise_inputs][chunk_size * sizeof(double)];
     alignas(64) std::byte res[chunk_size * sizeof(double)];
     const void* src[max_elementwise_inputs] = {buf[0], buf[1], buf[2]};
+    bool in_place[max_elementwise_inputs] = {}, loaded[max_elementwise_inputs] = {};
+    for (std::size_t k = 0; k < n_in; ++k) {
+      in_place[k] = ops[k].dense && ops[k].dtype == f.compute;
+      loaded[k] = !in_place[k] && in[k].numel() != 1;
+      if (in_place[k] || loaded[k]) continue;
+      visit_compute(f.compute, [&]<class Tc>(Tag<Tc>) {
+        Tc v;
+        load_chunk<Tc>(ops[k], out.shape, begin, begin + 1, &v);
+        std::fill_n(reinterpret_cast<Tc*>(buf[k]), chunk_size, v);
+      });
+    }
+    const bool result_in_place = out.dtype == f.result;
     for (std::int64_t b = begin; b < end; b += chunk_size) {
       std::int64_t n = std::min(end, b + chunk_size) - b;
-      for (std::size_t k = 0; k < n_in; ++k)
-        visit_compute(f.compute, [&]<class Tc>(Tag<Tc>) {
-          load_chunk<Tc>(ops[k], out.shape, b, b + n, reinterpret_cast<Tc*>(buf[k]));
-        });
+      for (std::size_t k = 0; k < n_in; ++k) {
+        if (in_place[k]) src[k] = ops[k].data + b * static_cast<std::int64_t>(in_size);
+        if (loaded[k])
+          visit_compute(f.compute, [&]<class Tc>(Tag<Tc>) {
+            load_chunk<Tc>(ops[k], out.shape, b, b + n, reinterpret_cast<Tc*>(buf[k]));
+          });
+      }
+      if (result_in_place) {
+        f.apply(src, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
+        continue;
+      }
       f.apply(src, res, n, f.functor);
       visit(f.result, [&]<class R>(Tag<R>) {
         const R* r = reinterpret_cast<const R*>(res);

@@ -96,7 +96,11 @@ const Tc* gather_row(const View& in, const ReducePlan& p, std::int64_t base, std
       for (std::int64_t i = 0; i < n; runs.next()) {
         const std::int64_t take = std::min(runs.left(), n - i);
         const T* run = src + runs.offset();
-        for (std::int64_t k = 0; k < take; ++k) buf[i + k] = static_cast<Tc>(run[k]);
+        // Merged dims keep the innermost stride 1 unless that dim has extent 1.
+        if (runs.stride == 1)
+          for (std::int64_t k = 0; k < take; ++k) buf[i + k] = static_cast<Tc>(run[k]);
+        else
+          for (std::int64_t k = 0; k < take; ++k) buf[i + k] = static_cast<Tc>(run[k * runs.stride]);
         i += take;
       }
       return buf;

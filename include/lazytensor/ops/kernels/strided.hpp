@@ -40,15 +40,49 @@ class OffsetWalker {
   std::int64_t offset_ = 0;
 };
 
-/// The runs of a strided index space along its innermost dim, from element `begin` on: where
-/// each starts (offset) and how many elements it has left (the first may start mid-row).
+/// `shape` and `strides` with neighbouring dims merged wherever one walk covers both (a dim
+/// whose stride is the next dim's stride times its extent) and dims of extent 1 dropped: the
+/// same elements in the same order, in as few and as long rows as the layout allows. A
+/// channel's value broadcast over [N, C, H, W] then reads as rows of H * W, not of W.
+struct MergedDims {
+  Shape shape;
+  Strides strides;
+  MergedDims(const Shape& s, const Strides& st, bool merge = true) {
+    if (!merge) {
+      shape = s;
+      strides = st;
+      return;
+    }
+    for (int d = 0; d < s.rank(); ++d) {
+      if (s[d] == 1) continue;
+      if (!shape.empty() && strides.back() == st[d] * s[d]) {
+        shape[shape.rank() - 1] *= s[d];
+        strides[strides.rank() - 1] = st[d];
+      } else {
+        shape.push_back(s[d]);
+        strides.push_back(st[d]);
+      }
+    }
+    if (shape.empty() && s.rank() > 0) {  // every extent 1: one row of one element
+      shape.push_back(1);
+      strides.push_back(0);
+    }
+  }
+};
+
+/// The runs of a strided index space along its innermost dim (after merging dims that walk as
+/// one, unless `merge` is false), from element `begin` on: where each starts (offset) and how
+/// many elements it has left (the first may start mid-row). Walkers of two layouts moved in
+/// step must not merge: their rows would differ.
 class InnerRuns {
  public:
-  InnerRuns(const Shape& shape, const Strides& strides, std::int64_t begin)
-      : stride(shape.rank() > 0 ? strides[shape.rank() - 1] : 0),
-        inner_(shape.rank() > 0 ? std::max<std::int64_t>(shape[shape.rank() - 1], 1) : 1),
-        outer_(std::span<const std::int64_t>(shape.begin(), shape.rank() > 0 ? shape.end() - 1 : shape.end())),
-        outer_strides_(std::span<const std::int64_t>(strides.begin(), shape.rank() > 0 ? strides.begin() + shape.rank() - 1 : strides.begin())),
+  InnerRuns(const Shape& shape, const Strides& strides, std::int64_t begin, bool merge = true)
+      : merged_(shape, strides, merge),
+        stride(merged_.shape.rank() > 0 ? merged_.strides.back() : 0),
+        inner_(merged_.shape.rank() > 0 ? std::max<std::int64_t>(merged_.shape.back(), 1) : 1),
+        outer_(std::span<const std::int64_t>(merged_.shape.begin(), merged_.shape.rank() > 0 ? merged_.shape.end() - 1 : merged_.shape.end())),
+        outer_strides_(std::span<const std::int64_t>(merged_.strides.begin(),
+                                                     merged_.shape.rank() > 0 ? merged_.strides.end() - 1 : merged_.strides.end())),
         walker_(outer_, outer_strides_, begin / inner_),
         at_(begin % inner_) {}
   InnerRuns(const InnerRuns&) = delete;  // the walker refers to this object's dims
@@ -60,6 +94,10 @@ class InnerRuns {
     walker_.next();
   }
 
+ private:
+  MergedDims merged_;
+
+ public:
   const std::int64_t stride;  // between neighbours along the innermost dim
 
  private:
