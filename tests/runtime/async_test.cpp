@@ -117,6 +117,8 @@ std::int64_t compute_nodes(const std::vector<Tensor>& ts) {
   return n - leaves - roots;
 }
 
+/// These tests follow steps on the worker: every step goes there, however small, and the
+/// limit is restored afterwards.
 class Async : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -124,7 +126,12 @@ class Async : public ::testing::Test {
     sync();
     wait_device_ops();
     gate().reset();
+    detail::small_step_elements().store(0);
   }
+  void TearDown() override { detail::small_step_elements().store(small_step_limit_); }
+
+ private:
+  std::int64_t small_step_limit_ = detail::small_step_elements().load();
 };
 
 TEST_F(Async, TheBarrierReturnsWhileItsStepRuns) {
@@ -322,6 +329,31 @@ TEST_F(Async, AStepThatFailsWhileTheNextIsTraced) {
     EXPECT_EQ(uses_bad.to_vector<float>(), (std::vector<float>{3, 6, 9}));
     EXPECT_FALSE(gate().forced());
   }
+}
+
+TEST_F(Async, ASmallStepWithACachedPlanRunsInTheBarrier) {
+  gate().open();  // nothing waits here: the test follows where the step runs
+  auto step_on = [&](std::int64_t n) {
+    Tensor x = full({n}, 1.5f, device());
+    sync();
+    Tensor y = gated(x) * 2;
+    sync();
+    std::thread::id ran_on = gate().wait_entered();
+    std::vector<float> v = y.to_vector<float>();
+    EXPECT_EQ(v, std::vector<float>(static_cast<std::size_t>(n), 3.0f));
+    gate().reset();
+    gate().open();
+    return ran_on;
+  };
+  detail::small_step_elements().store(1000);
+  const auto here = std::this_thread::get_id();
+  EXPECT_NE(step_on(100), here) << "a step that compiles goes to the worker";
+  EXPECT_EQ(step_on(100), here) << "the same small step, cached, runs in the barrier";
+  EXPECT_NE(step_on(400), here) << "its graph's values hold 1,200 elements: more than the limit";
+  EXPECT_NE(step_on(400), here);
+  detail::small_step_elements().store(0);
+  step_on(100);
+  EXPECT_NE(step_on(100), here) << "a limit of 0 sends every step to the worker";
 }
 
 TEST_F(Async, MetricsReadAfterABarrierCountItsStep) {

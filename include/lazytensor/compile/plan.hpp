@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "lazytensor/compile/arena.hpp"
 #include "lazytensor/compile/schedule.hpp"
+#include "lazytensor/core/small_vector.hpp"
 #include "lazytensor/ops/attrs_key.hpp"
 #include "lazytensor/ops/reduction.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
@@ -38,7 +38,7 @@ enum class MemberRole : std::uint8_t {
 struct GroupMember {
   int position;  // in schedule order
   MemberRole role;
-  std::vector<int> inputs;  // per input: >= 0 a member index; < 0 external number -1 - k
+  SmallVector<int, 4> inputs;  // per input: >= 0 a member index; < 0 external number -1 - k
   Attrs row_attrs;          // a reduction's dims for a [rows, row] tile; its floats come from the graph
 };
 
@@ -111,9 +111,10 @@ inline bool fusible(const Node& n) {
          n.meta.shape.numel() > 0;
 }
 /// A constant made from attributes alone and holding one value: cheaper to recompute per tile.
-inline bool inline_constant(const Node& n) {
-  return n.op->kind == OpKind::creation && n.op->arity == 0 && n.meta.shape.rank() == 0;
+inline bool inline_constant(const OpDesc& op, const Meta& meta) {
+  return op.kind == OpKind::creation && op.arity == 0 && meta.shape.rank() == 0;
 }
+inline bool inline_constant(const Node& n) { return inline_constant(*n.op, n.meta); }
 /// A contraction that can hand its output over tile by tile, for these operands.
 inline bool tiled_product(const Node& n, const Schedule& s, std::span<const int> inputs) {
   if (n.op->kind != OpKind::contraction || n.op->tiled == nullptr || n.meta.shape.rank() == 0 ||
@@ -244,29 +245,51 @@ class Grouper {
   std::vector<std::vector<int>> full_readers_;  // per position: groups reading it in full, from outside
 };
 
+/// Position -> member and position -> externals of the group being filled. Made once per plan
+/// and cleared per group: a graph of small groups (tens of thousands of them) would otherwise
+/// build and free a hash map per group, with an allocation per member.
+class GroupLookup {
+ public:
+  explicit GroupLookup(std::size_t positions) : member_(positions, -1), first_external_(positions, -1) {}
+  /// Forgets the last group's entries, touching only those.
+  void clear() {
+    for (int p : touched_) member_[idx(p)] = first_external_[idx(p)] = -1;
+    touched_.clear();
+    next_external_.clear();
+  }
+  int member(int p) const { return member_[idx(p)]; }
+  void add_member(int p, int index) {
+    touched_.push_back(p);
+    member_[idx(p)] = index;
+  }
+  /// The external of `group` reading position p over `index_space`, added when missing.
+  int external(FusionGroup& group, int p, const Shape& index_space) {
+    for (int k = first_external_[idx(p)]; k >= 0; k = next_external_[idx(k)])
+      if (group.externals[idx(k)].index_space == index_space) return k;
+    group.externals.push_back({p, index_space});
+    const int k = static_cast<int>(group.externals.size()) - 1;
+    next_external_.push_back(first_external_[idx(p)]);
+    first_external_[idx(p)] = k;
+    touched_.push_back(p);
+    return k;
+  }
+
+ private:
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+  std::vector<int> member_, first_external_;  // per position; -1: none
+  std::vector<int> next_external_;            // per external: the next of the same position
+  std::vector<int> touched_;
+};
+
 /// Members in schedule order, with the inline constants they read, and the externals.
 inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const int> positions,
-                       std::span<const MemberRole> role) {
-  // Looked up by position, not searched: a group can hold a graph's every node.
-  std::unordered_map<int, int> member_of;  // position -> index in group.members
-  std::unordered_multimap<int, int> externals_of;  // position -> indices in group.externals
+                       std::span<const MemberRole> role, GroupLookup& lookup) {
+  lookup.clear();
+  group.members.reserve(positions.size());
   auto add_member = [&](GroupMember m) {
-    member_of.emplace(m.position, static_cast<int>(group.members.size()));
+    lookup.add_member(m.position, static_cast<int>(group.members.size()));
     group.members.push_back(std::move(m));
     return static_cast<int>(group.members.size()) - 1;
-  };
-  auto member_index = [&](int q) {
-    auto it = member_of.find(q);
-    return it == member_of.end() ? -1 : it->second;
-  };
-  auto external_index = [&](int q, const Shape& index_space) {
-    auto [first, last] = externals_of.equal_range(q);
-    for (auto it = first; it != last; ++it)
-      if (group.externals[static_cast<std::size_t>(it->second)].index_space == index_space) return it->second;
-    group.externals.push_back({q, index_space});
-    const int k = static_cast<int>(group.externals.size()) - 1;
-    externals_of.emplace(q, k);
-    return k;
   };
   for (int p : positions) {
     const Node& node = *s.order[static_cast<std::size_t>(p)];
@@ -279,12 +302,12 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
     for (int q : s.inputs[static_cast<std::size_t>(p)]) {
       const Node& in = *s.order[static_cast<std::size_t>(q)];
       if (r == MemberRole::product) {
-        m.inputs.push_back(-1 - external_index(q, in.meta.shape));
+        m.inputs.push_back(-1 - lookup.external(group, q, in.meta.shape));
         continue;
       }
-      int k = member_index(q);
+      int k = lookup.member(q);
       if (k < 0 && inline_constant(in)) k = add_member({q, MemberRole::constant, {}, {}});
-      m.inputs.push_back(k >= 0 ? k : -1 - external_index(q, reads_in));
+      m.inputs.push_back(k >= 0 ? k : -1 - lookup.external(group, q, reads_in));
     }
     add_member(std::move(m));
   }
@@ -292,7 +315,9 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
 
 /// Places every intermediate in the plan's arena: values made by a kernel (not views), read
 /// within the step only. A value lives until the last step that reads it or a view of it.
-inline void plan_arena(Plan& plan, const Schedule& s, std::span<const int> group_of,
+/// `ops`: per position, its node's op; shapes and dtypes come from plan.nodes (a large graph's
+/// nodes are out of cache: each pass over them would miss on every one).
+inline void plan_arena(Plan& plan, const Schedule& s, std::span<const OpDesc* const> ops, std::span<const int> group_of,
                        const Adjacency& consumers) {
   const auto n = static_cast<int>(s.order.size());
   auto idx = [](int i) { return static_cast<std::size_t>(i); };
@@ -309,7 +334,7 @@ inline void plan_arena(Plan& plan, const Schedule& s, std::span<const int> group
     for (int c : consumers[idx(p)]) death[idx(p)] = std::max(death[idx(p)], step_of[idx(c)] < 0 ? forever : step_of[idx(c)]);
   for (int r : s.roots) death[idx(r)] = forever;
   for (int p = n - 1; p >= 0; --p)  // a view keeps what it views alive
-    if (s.order[idx(p)]->op != nullptr && s.order[idx(p)]->op->view != nullptr && !s.inputs[idx(p)].empty()) {
+    if (ops[idx(p)]->view != nullptr && !s.inputs[idx(p)].empty()) {
       int q = s.inputs[idx(p)][0];
       death[idx(q)] = std::max(death[idx(q)], death[idx(p)]);
     }
@@ -319,23 +344,22 @@ inline void plan_arena(Plan& plan, const Schedule& s, std::span<const int> group
   std::vector<int> value_of(idx(n), -1);
   std::vector<int> placed;  // positions by the step that makes them, schedule order within one
   for (int p = 0; p < n; ++p) {
-    const Node& node = *s.order[idx(p)];
-    if (step_of[idx(p)] >= 0 && plan.materialized[idx(p)] && !node.is_data() && node.op->view == nullptr &&
-        death[idx(p)] != forever && node.meta.shape.numel() > 0)
+    const OpDesc& op = *ops[idx(p)];
+    if (step_of[idx(p)] >= 0 && plan.materialized[idx(p)] && op.kind != OpKind::leaf && op.view == nullptr &&
+        death[idx(p)] != forever && plan.nodes[idx(p)].meta.shape.numel() > 0)
       placed.push_back(p);
   }
   std::stable_sort(placed.begin(), placed.end(), [&](int a, int b) { return step_of[idx(a)] < step_of[idx(b)]; });
   for (int p : placed) {
-      const Node& node = *s.order[idx(p)];
+      const Meta& meta = plan.nodes[idx(p)].meta;
       const int i = step_of[idx(p)];
-      ArenaValue v{i, std::max(death[idx(p)], i),
-                   node.meta.shape.numel() * static_cast<std::int64_t>(itemsize(node.meta.dtype))};
+      ArenaValue v{i, std::max(death[idx(p)], i), meta.shape.numel() * static_cast<std::int64_t>(itemsize(meta.dtype))};
       // An elementwise op run alone reads each element before it writes that element: it may
       // write over an input of its own shape and dtype that it is the last to read.
-      if (group_of[idx(p)] < 0 && node.op->kind == OpKind::elementwise)
+      if (group_of[idx(p)] < 0 && ops[idx(p)]->kind == OpKind::elementwise)
         for (int q : s.inputs[idx(p)])
-          if (value_of[idx(q)] >= 0 && death[idx(q)] == i && s.order[idx(q)]->meta.shape == node.meta.shape &&
-              s.order[idx(q)]->meta.dtype == node.meta.dtype)
+          if (value_of[idx(q)] >= 0 && death[idx(q)] == i && plan.nodes[idx(q)].meta.shape == meta.shape &&
+              plan.nodes[idx(q)].meta.dtype == meta.dtype)
             v.in_place_of = value_of[idx(q)];
       value_of[idx(p)] = static_cast<int>(values.size());
       values.push_back(v);
@@ -357,7 +381,10 @@ inline Plan make_plan(const Schedule& s) {
   plan.key = s.key;
   plan.nodes.reserve(idx(n));
   plan.words.offsets.reserve(idx(n) + 1);
+  std::vector<const OpDesc*> ops;  // per position; read with plan.nodes in place of the nodes
+  ops.reserve(idx(n));
   for (const Node* node : s.order) {
+    ops.push_back(node->op);
     plan.nodes.push_back({node->op->id, node->meta});
     if (!node->is_data()) append_structural_words(*node->op, node->attrs, plan.words.flat);
     plan.words.close_list();
@@ -375,15 +402,16 @@ inline Plan make_plan(const Schedule& s) {
   for (const auto& members : grouper.members_)
     if (members.size() == 1) group_of[idx(members[0])] = -1;
   plan.groups = std::move(grouper.groups_);
+  detail::GroupLookup lookup(idx(n));
   for (std::size_t g = 0; g < plan.groups.size(); ++g)
-    if (grouper.members_[g].size() > 1) detail::fill_group(s, plan.groups[g], grouper.members_[g], grouper.role_);
+    if (grouper.members_[g].size() > 1) detail::fill_group(s, plan.groups[g], grouper.members_[g], grouper.role_, lookup);
 
   // A value is made in full when something outside its group reads it (or it is a root).
   plan.materialized.assign(idx(n), 0);
   for (int p = 0; p < n; ++p) {
-    const Node& node = *s.order[idx(p)];
-    if (node.is_data()) continue;
-    bool inlined = detail::inline_constant(node);
+    const OpDesc& op = *ops[idx(p)];
+    if (op.kind == OpKind::leaf) continue;
+    bool inlined = detail::inline_constant(op, plan.nodes[idx(p)].meta);
     int g = group_of[idx(p)];
     bool outside_reader = is_root[idx(p)] != 0;
     // An inline constant is recomputed in the groups that read it, except by a product, which
@@ -395,12 +423,12 @@ inline Plan make_plan(const Schedule& s) {
   }
 
   for (int p = 0; p < n; ++p) {
-    const Node& node = *s.order[idx(p)];
+    const OpDesc& op = *ops[idx(p)];
     int g = group_of[idx(p)];
-    if (node.is_data() || (g < 0 && !plan.materialized[idx(p)])) continue;
+    if (op.kind == OpKind::leaf || (g < 0 && !plan.materialized[idx(p)])) continue;
     if (g >= 0 && grouper.first_[idx(g)] != p) continue;
     plan.steps.push_back({p, g});
-    const bool view = g < 0 && node.op->view != nullptr;
+    const bool view = g < 0 && op.view != nullptr;
     ++(view ? plan.stats.views : plan.stats.kernels);
     if (g >= 0) {
       ++plan.stats.fused_groups;
@@ -409,11 +437,12 @@ inline Plan make_plan(const Schedule& s) {
       plan.stats.fused_ops += static_cast<int>(grouper.members_[idx(g)].size());
     }
   }
-  detail::plan_arena(plan, s, group_of, consumers);
-  for (int p = 0; p < n; ++p)
-    if (plan.materialized[idx(p)] && !is_root[idx(p)] && s.order[idx(p)]->op->view == nullptr)
-      plan.stats.intermediate_bytes +=
-          s.order[idx(p)]->meta.shape.numel() * static_cast<std::int64_t>(itemsize(s.order[idx(p)]->meta.dtype));
+  detail::plan_arena(plan, s, ops, group_of, consumers);
+  for (int p = 0; p < n; ++p) {
+    const Meta& meta = plan.nodes[idx(p)].meta;
+    if (plan.materialized[idx(p)] && !is_root[idx(p)] && ops[idx(p)]->view == nullptr)
+      plan.stats.intermediate_bytes += meta.shape.numel() * static_cast<std::int64_t>(itemsize(meta.dtype));
+  }
   return plan;
 }
 

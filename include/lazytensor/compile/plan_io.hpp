@@ -25,11 +25,11 @@ class PlanWriter {
     const auto* p = reinterpret_cast<const std::byte*>(&v);
     bytes_.insert(bytes_.end(), p, p + sizeof v);
   }
-  template <class T> void put_all(std::span<const T> v) {
+  /// A list: its length, then its values (a vector, a span or a SmallVector).
+  template <class List> void put_all(const List& v) {
     put(static_cast<std::uint64_t>(v.size()));
-    for (const T& x : v) put(x);
+    for (const auto& x : v) put(x);
   }
-  template <class T> void put_all(const std::vector<T>& v) { put_all(std::span<const T>(v)); }
   void put_shape(const Shape& s) {
     put(static_cast<std::uint8_t>(s.rank()));
     for (std::int64_t d : s) put(d);

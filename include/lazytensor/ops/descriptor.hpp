@@ -9,6 +9,7 @@
 
 #include "lazytensor/core/array.hpp"
 #include "lazytensor/core/hash.hpp"
+#include "lazytensor/core/small_vector.hpp"
 #include "lazytensor/ops/op_id.hpp"
 
 namespace lt {
@@ -32,9 +33,11 @@ struct Meta {
 
 /// Op attributes: integers (dims, sizes, flags, dtypes) and reals (scalars, eps, p).
 /// Their meaning is fixed per op by its descriptor.
+/// Both lists keep a few values in place: nearly every op's attributes fit, and tracing then
+/// allocates nothing for them.
 struct Attrs {
-  std::vector<std::int64_t> ints;
-  std::vector<double> floats;
+  SmallVector<std::int64_t, 8> ints;
+  SmallVector<double, 2> floats;
 
   std::int64_t i(std::size_t k) const { return ints[k]; }
   double f(std::size_t k) const { return floats[k]; }

@@ -8,7 +8,7 @@ namespace lt::grad::rule {
 inline void reshape(GradContext& c) { c.set(0, grad::reshape(c.grad, c.input(0).shape())); }
 inline void expand(GradContext& c) { c.set(0, sum_to(c.grad, c.input(0).shape())); }
 inline void contiguous(GradContext& c) { c.set(0, c.grad); }
-inline void flip(GradContext& c) { c.set(0, grad::flip(c.grad, c.attrs.ints)); }
+inline void flip(GradContext& c) { c.set(0, grad::flip(c.grad, {c.attrs.ints.begin(), c.attrs.ints.end()})); }
 inline void tril(GradContext& c) { c.set(0, unary(OpId::tril, c.grad, c.attrs)); }
 inline void triu(GradContext& c) { c.set(0, unary(OpId::triu, c.grad, c.attrs)); }
 
@@ -52,7 +52,7 @@ inline void cat(GradContext& c) {
 /// attrs: ints {before, after} pairs from the last dim back, floats {value}. Padding and
 /// cropping are each other's adjoints: pad by the negated amounts.
 inline void pad(GradContext& c) {
-  std::vector<std::int64_t> back = c.attrs.ints;
+  std::vector<std::int64_t> back(c.attrs.ints.begin(), c.attrs.ints.end());
   for (std::int64_t& p : back) p = -p;
   c.set(0, grad::pad(c.grad, std::move(back)));
 }

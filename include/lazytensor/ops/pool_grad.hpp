@@ -6,6 +6,7 @@
 // the choices with ops: gathering every window with a host-made index table, taking argmax.
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "lazytensor/ops/grad.hpp"
@@ -39,7 +40,7 @@ inline void average_back(GradContext& c, const Windows& rows, const Windows& col
 /// attrs.ints: {kernel h, w, stride h, w, padding h, w, dilation h, w, ceil_mode,
 /// count_include_pad}; windows clipped to the padded input, as the forward kernel.
 inline void avg_pool2d(GradContext& c) {
-  const std::vector<std::int64_t>& a = c.attrs.ints;
+  const auto& a = c.attrs.ints;
   auto windows = [&](int k, std::int64_t in, std::int64_t out) {
     Windows w;
     for (std::int64_t o = 0; o < out; ++o) {
@@ -79,7 +80,7 @@ struct MaxPoolChoice {
   std::int64_t hp, wp, after[2];
 };
 
-inline MaxPoolChoice max_pool_choice(const GradValue& x, const Shape& gs, const std::vector<std::int64_t>& a) {
+inline MaxPoolChoice max_pool_choice(const GradValue& x, const Shape& gs, std::span<const std::int64_t> a) {
   const Shape& xs = x.shape();
   const std::int64_t n = xs[0], ch = xs[1], kh = a[0], kw = a[1];
   MaxPoolChoice m{};

@@ -2,6 +2,8 @@
 // The barrier: queues every pending value of a lazy device as one step for the device's worker
 // and cuts the graph at once, so that results become device data (pending leaves until the
 // step has run) and the graph does not grow across steps. Reads wait for the values.
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <utility>
@@ -142,6 +144,26 @@ inline void wait_for_device(Device dev) {
   if (async_enabled()) step_queue(dev.index).wait_idle();
 }
 
+/// The most elements a step's values may hold in all for the step to run on the barrier's
+/// thread (LT_SMALL_STEP_ELEMENTS, default 16384; 0: every step goes to the worker). Waking
+/// the worker and then the thread that reads a result costs some microseconds, more than such
+/// a step takes to run.
+inline std::atomic<std::int64_t>& small_step_elements() {
+  static std::atomic<std::int64_t> n{env_count("LT_SMALL_STEP_ELEMENTS", 16384)};
+  return n;
+}
+
+/// Whether `p` is a small step with its plan at hand (a step still to compile is queued:
+/// compiling takes longer than the hand-off).
+inline bool runs_in_a_moment(const PreparedStep& p) {
+  const std::int64_t limit = small_step_elements().load(std::memory_order_relaxed);
+  if (!p.plan || limit == 0) return false;
+  std::int64_t elements = 0;
+  for (const PlanNode& n : p.plan->nodes)
+    if ((elements += n.meta.shape.numel()) > limit) return false;
+  return true;
+}
+
 /// A step for the device's worker: its graph's roots, prepared.
 struct QueuedStep {
   std::shared_ptr<PendingStep> step;
@@ -166,14 +188,18 @@ inline void enqueue_step(StepQueue& queue, std::span<const std::shared_ptr<Tenso
     q.step->leaves.push_back(leaf);
     t->node = std::move(leaf);
   }
-  queue.enqueue(std::move(q.step), tbb::this_task_arena::max_concurrency(),
-                [prepared = std::move(q.prepared)] { return run_prepared(*prepared); });
+  const bool small = runs_in_a_moment(*q.prepared);
+  auto run = [prepared = std::move(q.prepared)] { return run_prepared(*prepared); };
+  const int width = tbb::this_task_arena::max_concurrency();
+  if (small) queue.run_here(std::move(q.step), width, std::move(run));
+  else queue.enqueue(std::move(q.step), width, std::move(run));
 }
 }  // namespace detail
 
 /// The barrier of lazy device `dev`. It takes the device's pending tensors, rebinds each to a
 /// leaf whose value is still to come, queues their graph as one step on the device's worker
-/// and returns: tracing the next step overlaps running this one. A device runs one step at a
+/// and returns: tracing the next step overlaps running this one. A small step with a cached
+/// plan runs here instead (see small_step_elements). A device runs one step at a
 /// time, so a barrier first waits for the step before it, and raises that step's error if it
 /// failed and nothing raised it yet (then it takes nothing: pending tensors stay pending).
 /// Nothing to run is not an error. With LT_ASYNC=0 the step runs here and raises at once.

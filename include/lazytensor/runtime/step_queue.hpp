@@ -61,6 +61,10 @@ class StepQueue {
   /// threads, the width of the arena the barrier was called from.
   void enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run);
 
+  /// Runs `step` on this thread now when nothing is queued or running (else queues it): for a
+  /// step that takes less time than waking the worker and waiting for it would.
+  void run_here(std::shared_ptr<PendingStep> step, int width, RunFn run);
+
   /// Blocks until every queued step has finished. A step the worker has not started yet runs
   /// on this thread instead: waking the worker and then this thread again costs more than a
   /// small step.
@@ -167,6 +171,21 @@ inline void StepQueue::enqueue(std::shared_ptr<PendingStep> step, int width, Run
     }
   }
   work_cv_.notify_one();
+}
+
+inline void StepQueue::run_here(std::shared_ptr<PendingStep> step, int width, RunFn run) {
+  bool here = false;
+  {
+    std::lock_guard lock(mu_);
+    here = !on_step_worker && !running_ && jobs_.empty() && width == tbb::this_task_arena::max_concurrency();
+    if (here) {
+      running_ = true;
+      running_step_ = step.get();
+    }
+  }
+  if (!here) return enqueue(std::move(step), width, std::move(run));
+  Job job{std::move(step), width, std::move(run)};
+  run_job(job);
 }
 
 inline void StepQueue::run_job(Job& job) {

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "lazytensor/core/spin_lock.hpp"
 #include "lazytensor/trace/tensor.hpp"
 
 namespace lt {
@@ -54,7 +55,7 @@ class LazyContext {
   }
 
  private:
-  std::mutex mu_;
+  SpinLock mu_;  // held for a push_back per traced op
   std::vector<std::weak_ptr<TensorImpl>> pending_;
   std::size_t compact_at_ = 1024;
 };
