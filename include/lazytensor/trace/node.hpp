@@ -174,6 +174,18 @@ class NodeMarks {
   std::uint64_t walk_ = 0;
 };
 
+/// How far ahead a walk asks for nodes. A large graph's nodes are far out of cache, and each
+/// is read after the last one's pointer: without a prefetch every node waits on memory. Going
+/// down a chain, the next producers were made just before, so lie at lower addresses (the
+/// node pool hands out blocks in order); coming back up, the nodes are on the walk's stack.
+inline constexpr std::size_t walk_prefetch_nodes = 8;
+inline constexpr std::ptrdiff_t walk_prefetch_distance = 8 * static_cast<std::ptrdiff_t>(sizeof(Node));
+/// The lines of a node that a walk reads (an address that is not a node is harmless).
+inline void prefetch_node(const void* p) {
+  __builtin_prefetch(p);
+  __builtin_prefetch(static_cast<const std::byte*>(p) + 64);
+}
+
 /// Appends to `order` every node below `root` not yet in `position` (a NodeIndex or NodeMarks),
 /// producers first, records each one's place and calls `placed(node)`, while the node is still
 /// in cache. Iterative: step graphs are deep.
@@ -188,9 +200,13 @@ void append_topological(const Node* root, std::vector<const Node*>& order, Index
     auto& [node, next] = stack.back();
     if (next < node->inputs.size()) {
       const Node* in = node->inputs[next++].get();
-      if (!position.contains(in)) stack.emplace_back(in, 0);
+      if (!position.contains(in)) {
+        stack.emplace_back(in, 0);
+        prefetch_node(reinterpret_cast<const std::byte*>(in) - walk_prefetch_distance);
+      }
       continue;
     }
+    if (stack.size() > walk_prefetch_nodes) prefetch_node(stack[stack.size() - 1 - walk_prefetch_nodes].first);
     if (position.emplace(node, static_cast<int>(order.size()))) {
       order.push_back(node);
       placed(node);
