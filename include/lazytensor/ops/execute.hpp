@@ -4,6 +4,8 @@
 #include <atomic>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/descriptor.hpp"
@@ -28,6 +30,35 @@ inline void count_run(const OpDesc& d) {
   for (const FragmentStep& step : d.body)
     if (step.op != nullptr) op_counter(*step.op).add();
 }
+
+/// Counts the runs of a group's members as count_run does, adding to each op's counter once
+/// when it goes out of scope: a group of a hundred small ops would otherwise pay an atomic
+/// add per op per step.
+class RunCounts {
+ public:
+  RunCounts() = default;
+  RunCounts(const RunCounts&) = delete;
+  RunCounts& operator=(const RunCounts&) = delete;
+  ~RunCounts() {
+    for (const auto& [op, n] : counts_) op_counter(*op).add(n);
+  }
+  void add(const OpDesc& d) {
+    note(d);
+    for (const FragmentStep& step : d.body)
+      if (step.op != nullptr) note(*step.op);
+  }
+
+ private:
+  void note(const OpDesc& d) {
+    for (auto& [op, n] : counts_)
+      if (op == &d) {
+        ++n;
+        return;
+      }
+    counts_.emplace_back(&d, 1);
+  }
+  std::vector<std::pair<const OpDesc*, std::int64_t>> counts_;  // a group holds few distinct ops
+};
 
 /// Runs `d` on `in`, producing a value of Meta `out`: an alias of in[0] where the op is a
 /// view of it, otherwise a contiguous array written by the kernel: `into` when given (a

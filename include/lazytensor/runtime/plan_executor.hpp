@@ -39,8 +39,9 @@ inline View tile_view(std::byte* data, DType t, std::int64_t rows, std::int64_t 
 /// full in place; then the product runs with its epilogue on each tile.
 inline void run_group_led_by_product(const Plan& plan, const Schedule& s, const FusionGroup& g, const Buffer& arena,
                                      std::vector<Array>& values) {
+  RunCounts counts;
   for (const GroupMember& m : g.members) {
-    count_run(*s.order[static_cast<std::size_t>(m.position)]->op);
+    counts.add(*s.order[static_cast<std::size_t>(m.position)]->op);
     if (plan.materialized[static_cast<std::size_t>(m.position)])
       values[static_cast<std::size_t>(m.position)] = output_array(plan, arena, m.position);
   }
@@ -54,10 +55,11 @@ inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g,
   // A reduction runs over [rows, row] tiles: the plan's dims, the live node's data (floats).
   std::vector<Attrs> member_attrs;
   member_attrs.reserve(g.members.size());
+  RunCounts counts;
   for (const GroupMember& m : g.members) {
     const Node& n = node_at(m.position);
     member_attrs.push_back(n.op->kind == OpKind::reduction ? Attrs{m.row_attrs.ints, n.attrs.floats} : Attrs{});
-    count_run(*n.op);
+    counts.add(*n.op);
     if (plan.materialized[static_cast<std::size_t>(m.position)])
       values[static_cast<std::size_t>(m.position)] = output_array(plan, arena, m.position);
   }

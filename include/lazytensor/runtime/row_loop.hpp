@@ -89,9 +89,10 @@ class RowLoop {
 
   /// Runs the bound group: its members' runs counted, the values made in full placed.
   void run(const Buffer& arena) {
+    RunCounts counts;
     for (std::size_t i = 0; i < g_.members.size(); ++i) {
       const int position = g_.members[i].position;
-      count_run(*s_.order[idx(position)]->op);
+      counts.add(*s_.order[idx(position)]->op);
       const Member& m = members_[i];
       if (m.materialized) values_[idx(position)] = output_array(plan_, arena, position);
       if (m.constant) continue;
