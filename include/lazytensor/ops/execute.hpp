@@ -4,10 +4,10 @@
 #include <atomic>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "lazytensor/core/metrics.hpp"
+#include "lazytensor/core/small_vector.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 
 namespace lt {
@@ -40,7 +40,7 @@ class RunCounts {
   RunCounts(const RunCounts&) = delete;
   RunCounts& operator=(const RunCounts&) = delete;
   ~RunCounts() {
-    for (const auto& [op, n] : counts_) op_counter(*op).add(n);
+    for (const OpCount& c : counts_) op_counter(*c.op).add(c.runs);
   }
   void add(const OpDesc& d) {
     note(d);
@@ -49,15 +49,19 @@ class RunCounts {
   }
 
  private:
+  struct OpCount {
+    const OpDesc* op;
+    std::int64_t runs;
+  };
   void note(const OpDesc& d) {
-    for (auto& [op, n] : counts_)
-      if (op == &d) {
-        ++n;
+    for (OpCount& c : counts_)
+      if (c.op == &d) {
+        ++c.runs;
         return;
       }
-    counts_.emplace_back(&d, 1);
+    counts_.push_back({&d, 1});
   }
-  std::vector<std::pair<const OpDesc*, std::int64_t>> counts_;  // a group holds few distinct ops
+  SmallVector<OpCount, 8> counts_;  // a group holds few distinct ops: no allocation per run
 };
 
 /// Runs `d` on `in`, producing a value of Meta `out`: an alias of in[0] where the op is a
