@@ -271,6 +271,11 @@ LT_OP_TEST(max_pool2d_backward) {
   xn.v[40] = INFINITY;
   Ref g4 = random_ref({2, 3, 4, 3}, DType::f32, 454), xt = x;
   for (std::size_t k = 0; k < xt.v.size(); ++k) xt.v[k] = static_cast<double>(k % 5 < 2);  // equal maxima in most windows
+  Ref xe = random_ref({2, 3, 6, 8}, DType::f32, 455), ge = random_ref({2, 3, 3, 4}, DType::f32, 456), xs = xe;
+  for (std::size_t k = 0; k < xs.v.size(); ++k) xs.v[k] = static_cast<double>(k % 3 == 0);  // ties
+  for (std::size_t k : {1, 17, 24, 25, 50, 58, 59, 100}) xs.v[k] = NAN;  // some windows with two NaNs
+  for (std::size_t k : {3, 40, 66}) xs.v[k] = INFINITY;
+  xs.v[70] = -INFINITY;
   return {{"k2", {g2, x}, [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
            max_pool_backward_ref(g2, x, 2, 2, 0)},
           {"k3 s2 p1 ceil, overlapping", {g3, x},
@@ -284,7 +289,13 @@ LT_OP_TEST(max_pool2d_backward) {
            max_pool_backward_ref(g4, xn, 2, 2, 0)},
           {"k2, ties go to the first", {g2, xt},
            [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
-           max_pool_backward_ref(g2, xt, 2, 2, 0)}};
+           max_pool_backward_ref(g2, xt, 2, 2, 0)},
+          // Planes that 2x2 windows tile exactly (a kernel of their own): ties, NaN and inf.
+          {"k2 tiling the plane", {ge, xe}, [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
+           max_pool_backward_ref(ge, xe, 2, 2, 0)},
+          {"k2 tiling the plane, ties, NaN and inf", {ge, xs},
+           [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
+           max_pool_backward_ref(ge, xs, 2, 2, 0)}};
 }
 
 LT_OP_TEST(avg_pool2d) {

@@ -98,6 +98,7 @@ struct Plan {
   std::vector<char> materialized;  // per position: the value is made as a full array
   std::vector<std::int64_t> arena_offset;  // per position: its bytes in the arena, or -1
   PlanStats stats;
+  std::int64_t value_elements = 0;  // the elements of every value, summed: the step's size
 };
 
 namespace detail {
@@ -386,6 +387,7 @@ inline Plan make_plan(const Schedule& s) {
   for (const Node* node : s.order) {
     ops.push_back(node->op);
     plan.nodes.push_back({node->op->id, node->meta});
+    plan.value_elements += node->meta.shape.numel();
     if (!node->is_data()) append_structural_words(*node->op, node->attrs, plan.words.flat);
     plan.words.close_list();
   }

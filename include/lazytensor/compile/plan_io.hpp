@@ -198,6 +198,7 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
     LT_CHECK(op < op_id_limit, "plan: op id ", op, " is out of range");
     node.op = static_cast<OpId>(op);
     node.meta = r.get_meta();
+    plan.value_elements += node.meta.shape.numel();
     std::vector<std::int64_t> words = r.get_all<std::int64_t>();
     plan.words.flat.insert(plan.words.flat.end(), words.begin(), words.end());
     plan.words.close_list();

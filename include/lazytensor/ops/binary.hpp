@@ -30,6 +30,7 @@ struct Mul {
 struct Div {
   template <class T> T operator()(T a, T b) const { return a / b; }
   template <class P> P packet(const P& a, const P& b) const { return pk::pdiv(a, b); }
+  template <class T> requires std::is_floating_point_v<T> pk::DivideBy<T> with_last(T b) const { return pk::DivideBy<T>(b); }
 };
 struct Pow {
   template <class T> T operator()(T a, T b) const {

@@ -4,6 +4,7 @@
 // columns by a product and adds them back into the image (col2im). So a backward pass needs no
 // padded, permuted or transposed copies of its operands.
 #include <algorithm>
+#include <cstring>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -63,6 +64,22 @@ inline ConvGeometry conv_geometry(const ConvParams& p, const Shape& x, const Sha
   return g;
 }
 
+/// dst[0, n) = src[0, n) for the short rows of an image (a few to a few dozen values): copied
+/// in place in fixed blocks, where a call to memmove per row would cost more than the copy.
+template <class T>
+[[gnu::always_inline]] inline void copy_row(const T* src, std::int64_t n, T* dst) {
+  constexpr std::int64_t block = 32 / sizeof(T);
+  if (n < block) {
+    for (std::int64_t k = 0; k < block; ++k)
+      if (k < n) dst[k] = src[k];
+    return;
+  }
+  std::int64_t i = 0;
+  for (; i + block <= n; i += block) std::memcpy(dst + i, src + i, sizeof(T) * block);
+  // The tail as one more block ending at n, overlapping the last: rows do not overlap.
+  if (i < n) std::memcpy(dst + n - block, src + n - block, sizeof(T) * block);
+}
+
 /// Writes the columns of one group of one image (cg channels of H x W at `img`): row
 /// (c, ki, kj), at cols + row * ld, holds for each output pixel the value its window reads
 /// there, 0 in the padding.
@@ -86,7 +103,7 @@ void im2col(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
           }
           const T* src = img + (c * g.H + ii) * g.W + first;
           std::fill(dst, dst + lo, T(0));
-          if (p.sw == 1) std::copy(src + lo, src + hi, dst + lo);
+          if (p.sw == 1) copy_row(src + lo, hi - lo, dst + lo);
           else
             for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj] = src[oj * p.sw];
           std::fill(dst + hi, dst + g.OW, T(0));
@@ -110,7 +127,10 @@ void col2im(const ConvGeometry& g, const T* cols, T* img) {
           if (ii < 0 || ii >= g.H) continue;
           T* dst = img + (c * g.H + ii) * g.W + first;
           const T* src = row + oi * g.OW;
-          for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj * p.sw] += src[oj];
+          if (p.sw == 1)  // contiguous: vectorised
+            for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj] += src[oj];
+          else
+            for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj * p.sw] += src[oj];
         }
       }
 }

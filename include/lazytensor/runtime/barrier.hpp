@@ -157,11 +157,7 @@ inline std::atomic<std::int64_t>& small_step_elements() {
 /// compiling takes longer than the hand-off).
 inline bool runs_in_a_moment(const PreparedStep& p) {
   const std::int64_t limit = small_step_elements().load(std::memory_order_relaxed);
-  if (!p.plan || limit == 0) return false;
-  std::int64_t elements = 0;
-  for (const PlanNode& n : p.plan->nodes)
-    if ((elements += n.meta.shape.numel()) > limit) return false;
-  return true;
+  return p.plan && limit > 0 && p.plan->value_elements <= limit;
 }
 
 /// A step for the device's worker: its graph's roots, prepared.

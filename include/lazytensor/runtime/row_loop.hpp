@@ -138,6 +138,7 @@ class RowLoop {
     std::int64_t per = 0;  // values per row it makes
     bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
     bool materialized = false, streamed = false;
+    bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
     std::size_t scratch = 0;
     bool convert = false;             // a reduction reading another dtype than it reduces in:
     DType convert_from = DType::f32;  // its input's dtype,
@@ -219,6 +220,10 @@ class RowLoop {
       }
     }
     if (m.reduction ? m.kernel.reduce == nullptr || m.per != 1 : m.kernel.map == nullptr) return false;
+    if (!m.reduction && m.input_count > 0 && m.kernel.map_uniform_last != nullptr) {
+      const Input& last = inputs_of(m).back();
+      m.uniform_last = last.fixed_at >= 0 || last.filled_at >= 0;
+    }
     m.materialized = plan_.materialized[idx(gm.position)];
     // A result far larger than the caches is made in scratch and streamed past them: its lines
     // then need not be read from memory before being written.
@@ -302,10 +307,11 @@ class RowLoop {
     const std::int64_t row = g_.row;
     const std::span<const Input> ins = inputs_of(m);
     const void* src[max_inputs];
+    const auto kernel = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
     auto map = [&](std::int64_t first, std::int64_t n) {
       for (std::size_t k = 0; k < ins.size(); ++k)
         if (ins[k].fixed_at < 0 && ins[k].filled_at < 0) src[k] = at[k] + first * static_cast<std::int64_t>(in_size);
-      m.kernel.map(m.kernel.state, src, out + first * static_cast<std::int64_t>(out_size), n);
+      kernel(m.kernel.state, src, out + first * static_cast<std::int64_t>(out_size), n);
     };
     for (std::size_t k = 0; k < ins.size(); ++k) {
       if (ins[k].fixed_at >= 0) src[k] = at[k];
@@ -322,7 +328,8 @@ class RowLoop {
       for (std::int64_t r = 0; r < rows; ++r) {
         for (std::size_t k = 0; k < ins.size(); ++k)
           if (ins[k].filled_at >= 0)
-            fill_values(base + ins[k].filled_at, at[k] + r * static_cast<std::int64_t>(in_size), in_size, run);
+            fill_values(base + ins[k].filled_at, at[k] + r * static_cast<std::int64_t>(in_size), in_size,
+                        m.uniform_last && k + 1 == ins.size() ? 1 : run);
         for (std::int64_t b = 0; b < row; b += run) map(r * row + b, std::min(run, row - b));
       }
     }

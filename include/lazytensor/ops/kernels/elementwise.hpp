@@ -95,17 +95,25 @@ decltype(auto) visit_compute(DType t, F&& f) {
 /// each input. Everything else (broadcast, strides, dtypes, threads) is shared code below,
 /// so each op instantiates only this loop: that keeps the headers quick to build.
 struct ApplyFn {
-  void (*apply)(const void* const* src, void* dst, std::int64_t n, const void* functor);
+  using Loop = void (*)(const void* const* src, void* dst, std::int64_t n, const void* functor);
+  Loop apply;
   DType compute;  // the type the inputs are read as
   DType result;   // the type apply writes
   const void* functor;
+  /// apply where the last input is one value for all n (src's last entry points at it), for
+  /// functors that have a faster form then (`with_last`); nullptr where they have none.
+  Loop apply_uniform_last = nullptr;
 };
 
+/// A functor with a form for a fixed last operand: fn.with_last(b)(a...) == fn(a..., b), bit
+/// for bit (division by one divisor, say, multiplies by its reciprocal and corrects).
+template <class Fn, class Tc>
+concept HasWithLast = requires(const Fn& fn, Tc b) { fn.with_last(b); };
+
+/// d[i] = fn(s[0][i], ..., s[N-1][i]) for i < n, in packets where fn has a packet form.
 template <class Tc, std::size_t N, class Fn>
-void apply_loop(const void* const* src, void* dst, std::int64_t n, const void* functor) {
-  const Fn& fn = *static_cast<const Fn*>(functor);
+[[gnu::always_inline]] inline void apply_each(const Fn& fn, const Tc* const* s, void* dst, std::int64_t n) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    const Tc* s[N] = {static_cast<const Tc*>(src[I])...};
     using R = decltype(fn(s[I][0]...));
     auto* d = static_cast<R*>(dst);
     std::int64_t i = 0;
@@ -121,11 +129,32 @@ void apply_loop(const void* const* src, void* dst, std::int64_t n, const void* f
 }
 
 template <class Tc, std::size_t N, class Fn>
+void apply_loop(const void* const* src, void* dst, std::int64_t n, const void* functor) {
+  const Tc* s[N];
+  for (std::size_t k = 0; k < N; ++k) s[k] = static_cast<const Tc*>(src[k]);
+  apply_each<Tc, N>(*static_cast<const Fn*>(functor), s, dst, n);
+}
+
+template <class Tc, std::size_t N, class Fn>
+void apply_uniform_last_loop(const void* const* src, void* dst, std::int64_t n, const void* functor) {
+  const Tc* s[N];
+  for (std::size_t k = 0; k < N; ++k) s[k] = static_cast<const Tc*>(src[k]);
+  apply_each<Tc, N - 1>(static_cast<const Fn*>(functor)->with_last(*s[N - 1]), s, dst, n);
+}
+
+/// The uniform-last loop of Fn over Tc, or nullptr where Fn has none.
+template <class Tc, std::size_t N, class Fn>
+constexpr ApplyFn::Loop uniform_last_loop() {
+  if constexpr (N >= 2 && HasWithLast<Fn, Tc>) return &apply_uniform_last_loop<Tc, N, Fn>;
+  else return nullptr;
+}
+
+template <class Tc, std::size_t N, class Fn>
 ApplyFn make_apply(const Fn& fn) {
   using R = decltype([]<std::size_t... I>(std::index_sequence<I...>, const Fn& f) {
     return f((static_cast<void>(I), Tc{})...);
   }(std::make_index_sequence<N>{}, fn));
-  return {&apply_loop<Tc, N, Fn>, dtype_v<Tc>, dtype_v<R>, &fn};
+  return {&apply_loop<Tc, N, Fn>, dtype_v<Tc>, dtype_v<R>, &fn, uniform_last_loop<Tc, N, Fn>()};
 }
 
 inline constexpr std::size_t max_elementwise_inputs = 3;
@@ -146,6 +175,8 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
     direct = direct && ((ops[k].dense && ops[k].dtype == f.compute) || per_row[k]);
   }
   std::size_t in_size = itemsize(f.compute), out_size = itemsize(out.dtype);
+  // The last input one value per run: its faster form, where the functor has one.
+  const bool uniform_last = f.apply_uniform_last != nullptr && per_row[n_in - 1];
   parallel_for_each_block(out.numel(), 1, [&](std::int64_t begin, std::int64_t end) {
     if (direct && !any_per_row) {  // one call over the block
       const void* src[max_elementwise_inputs];
@@ -158,7 +189,7 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
         for_each_row_run<Tc, max_elementwise_inputs>(std::span(ops, n_in), std::span<const bool>(per_row, n_in), out.shape,
                                                      begin, end, [&](const Tc* const* src, std::int64_t b, std::int64_t n) {
           const void* s[max_elementwise_inputs] = {src[0], n_in > 1 ? src[1] : nullptr, n_in > 2 ? src[2] : nullptr};
-          f.apply(s, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
+          (uniform_last ? f.apply_uniform_last : f.apply)(s, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
         });
       });
       return;
@@ -181,6 +212,8 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
       });
     }
     const bool result_in_place = out.dtype == f.result;
+    const ApplyFn::Loop apply =
+        f.apply_uniform_last != nullptr && !in_place[n_in - 1] && !loaded[n_in - 1] ? f.apply_uniform_last : f.apply;
     for (std::int64_t b = begin; b < end; b += chunk_size) {
       std::int64_t n = std::min(end, b + chunk_size) - b;
       for (std::size_t k = 0; k < n_in; ++k) {
@@ -191,10 +224,10 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
           });
       }
       if (result_in_place) {
-        f.apply(src, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
+        apply(src, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
         continue;
       }
-      f.apply(src, res, n, f.functor);
+      apply(src, res, n, f.functor);
       visit(f.result, [&]<class R>(Tag<R>) {
         const R* r = reinterpret_cast<const R*>(res);
         visit(out.dtype, [&]<class T>(Tag<T>) {
@@ -231,6 +264,10 @@ bool elementwise_bind(std::span<const Meta> in, const Meta& out, const Attrs& at
       into.map = [](const void* state, const void* const* src, void* dst, std::int64_t n) {
         apply_loop<Tc, N, Fn>(src, dst, n, state);
       };
+      if constexpr (uniform_last_loop<Tc, N, Fn>() != nullptr)
+        into.map_uniform_last = [](const void* state, const void* const* src, void* dst, std::int64_t n) {
+          apply_uniform_last_loop<Tc, N, Fn>(src, dst, n, state);
+        };
       into.input = dtype_v<Tc>;
       return true;
     } else {
