@@ -290,7 +290,7 @@ LT_OP_TEST(max_pool2d_backward) {
           {"k2, ties go to the first", {g2, xt},
            [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
            max_pool_backward_ref(g2, xt, 2, 2, 0)},
-          // Planes that 2x2 windows tile exactly (a kernel of their own): ties, NaN and inf.
+          // Planes that 2x2 windows tile exactly: ties, NaN and inf.
           {"k2 tiling the plane", {ge, xe}, [](const std::vector<Tensor>& in) { return max_pool2d_backward(in[0], in[1], 2); },
            max_pool_backward_ref(ge, xe, 2, 2, 0)},
           {"k2 tiling the plane, ties, NaN and inf", {ge, xs},

@@ -174,51 +174,16 @@ inline Meta max_pool2d_backward_infer(std::span<const Meta> in, const Attrs& a) 
   return in[1];
 }
 
-/// max_pool2d_backward over planes whose plain 2x2 windows tile them exactly: every element is
-/// in one window, so it is written once, its window's gradient where it is the window's choice
-/// (as window_argmax chooses) and 0 elsewhere, with selects in place of a search.
-template <class T>
-void max_pool_2x2_backward_plane(const T* x, const T* g, T* dx, std::int64_t OH, std::int64_t OW) {
-  const std::int64_t W = 2 * OW;
-  for (std::int64_t oi = 0; oi < OH; ++oi) {
-    const T *r0 = x + 2 * oi * W, *r1 = r0 + W, *gr = g + oi * OW;
-    T *d0 = dx + 2 * oi * W, *d1 = d0 + W;
-    for (std::int64_t oj = 0; oj < OW; ++oj) {
-      const T p = r0[2 * oj], q = r0[2 * oj + 1], u = r1[2 * oj], v = r1[2 * oj + 1];
-      // The first of the largest in window order p, q, u, v; else the first NaN.
-      int at = q > p ? 1 : 0;
-      T best = q > p ? q : p;
-      at = u > best ? 2 : at;
-      best = u > best ? u : best;
-      at = v > best ? 3 : at;
-      at = v != v ? 3 : at;
-      at = u != u ? 2 : at;
-      at = q != q ? 1 : at;
-      at = p != p ? 0 : at;
-      const T grad = gr[oj];
-      d0[2 * oj] = at == 0 ? grad : T(0);
-      d0[2 * oj + 1] = at == 1 ? grad : T(0);
-      d1[2 * oj] = at == 2 ? grad : T(0);
-      d1[2 * oj + 1] = at == 3 ? grad : T(0);
-    }
-  }
-}
-
 inline void max_pool2d_backward_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
   const Array g = contiguous_values(in[0]), x = contiguous_values(in[1]);
   const std::int64_t H = out.shape[2], W = out.shape[3], OH = g.view.shape[2], OW = g.view.shape[3];
   const std::int64_t planes = out.shape[0] * out.shape[1];
-  const bool tiled = plain_2x2(w) && H == 2 * OH && W == 2 * OW;
   kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
     kernels::parallel_for_each_block(planes, H * W, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t k = b; k < e; ++k) {
         const T *xp = x.view.ptr<T>() + k * H * W, *gp = g.view.ptr<T>() + k * OH * OW;
         T* dx = out.ptr<T>() + k * H * W;
-        if (tiled) {
-          max_pool_2x2_backward_plane(xp, gp, dx, OH, OW);
-          continue;
-        }
         std::fill_n(dx, H * W, T(0));
         for (std::int64_t oi = 0; oi < OH; ++oi)
           for (std::int64_t oj = 0; oj < OW; ++oj) {

@@ -44,18 +44,15 @@ template <class P> P propagate_nan(const P& a, const P& b, const P& chosen) {
   P r = pselect(pcmp_eq(b, b), chosen, b);
   return pselect(pcmp_eq(a, a), r, a);
 }
-/// Whether every lane of x lies in [lo, hi] (false for a NaN lane).
+/// Whether every float lane of x lies in [lo, hi] (false for a NaN lane).
 template <class P>
-[[gnu::always_inline]] inline bool all_within(const P& x, packet_scalar_t<P> lo, packet_scalar_t<P> hi) {
+[[gnu::always_inline]] inline bool all_within(const P& x, float lo, float hi) {
   using namespace Eigen::internal;
 #if defined(__AVX512F__)
   // Compares into mask registers: a packet's predux_any costs more than the compares.
   if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, float>)
     return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) ==
            0xFFFF;
-  if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, double>)
-    return (_mm512_cmp_pd_mask(x, _mm512_set1_pd(lo), _CMP_GE_OQ) & _mm512_cmp_pd_mask(x, _mm512_set1_pd(hi), _CMP_LE_OQ)) ==
-           0xFF;
 #endif
   P inside = pand(pcmp_le(pset1<P>(lo), x), pcmp_le(x, pset1<P>(hi)));
   return !predux_any(pandnot(ptrue(x), inside));
@@ -80,42 +77,6 @@ template <class P>
   }
   return y;
 }
-
-/// Division of many values by one divisor b, as fast as a product and with the bits of a / b:
-/// q = a * (1/b) is within an ulp of a / b, and one fused correction, q + (a - q b) / b with
-/// the remainder exact, rounds it to the correctly rounded quotient (Markstein's theorem for
-/// a correctly rounded reciprocal). The theorem needs every value in the normal range, so
-/// lanes with |a| or |q| outside [2^-100, 2^100] (zero, subnormal, huge, infinite, NaN) and
-/// divisors outside it divide as they are. Without hardware FMA every lane divides.
-template <class T> struct DivideBy {
-  static_assert(std::is_floating_point_v<T>);
-  static constexpr T lo = std::is_same_v<T, float> ? T(0x1p-100) : T(0x1p-900);
-  static constexpr T hi = std::is_same_v<T, float> ? T(0x1p100) : T(0x1p900);
-#if defined(EIGEN_VECTORIZE_FMA)
-  static constexpr bool fused = true;
-#else
-  static constexpr bool fused = false;
-#endif
-  T b, r;
-  bool refine;
-
-  explicit DivideBy(T divisor) : b(divisor), r(T(1) / divisor), refine(fused && std::abs(divisor) >= lo && std::abs(divisor) <= hi) {}
-
-  T operator()(T a) const {
-    if (!refine) return a / b;
-    const T q = a * r;
-    if (!(std::abs(a) >= lo && std::abs(a) <= hi && std::abs(q) >= lo && std::abs(q) <= hi)) return a / b;
-    return std::fma(std::fma(-q, b, a), r, q);
-  }
-  template <class P> [[gnu::always_inline]] P packet(const P& a) const {
-    using namespace Eigen::internal;
-    const P vb = pset1<P>(b);
-    if (!refine) return pdiv(a, vb);
-    const P vr = pset1<P>(r), q = pmul(a, vr);
-    if (!all_within(pabs(a), lo, hi) || !all_within(pabs(q), lo, hi)) [[unlikely]] return pdiv(a, vb);
-    return pmadd(pmadd(pnegate(q), vb, a), vr, q);
-  }
-};
 
 /// Stores packet p at dst, aligned to the packet's size, past the caches: for outputs too large
 /// to be read again from cache, whose lines then need not be read before they are written.
