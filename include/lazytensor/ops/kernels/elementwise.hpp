@@ -106,7 +106,7 @@ struct ApplyFn {
 };
 
 /// A functor with a form for a fixed last operand: fn.with_last(b)(a...) == fn(a..., b), bit
-/// for bit (division by one divisor, say, multiplies by its reciprocal and corrects).
+/// for bit (division by one divisor, say, broadcasts it once instead of reading its copies).
 template <class Fn, class Tc>
 concept HasWithLast = requires(const Fn& fn, Tc b) { fn.with_last(b); };
 
