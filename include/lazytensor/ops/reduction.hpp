@@ -172,46 +172,57 @@ struct Extreme : AnyDims {
   static constexpr bool exact_in_f32 = true;  // choosing an element rounds nothing
   template <class T> using State = T;
   static DType result_dtype(DType t) { return t; }
-  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) {
+  /// One element at a time: NaN anywhere gives NaN, else the first extreme value.
+  template <class T> static T reduce_each(const T* x, std::int64_t n) {
     T best = x[0];
     bool nan = false;
-    std::int64_t i = 1;
-    if constexpr (std::is_floating_point_v<T> && kernels::packet_lanes<T> > 1) {
-      // One running extreme per lane, then the lanes in order: the same value as one at a
-      // time (up to which of +0 and -0 wins a tie), in SIMD.
-      using namespace Eigen::internal;
-      using P = kernels::packet_t<T>;
-      constexpr int lanes = kernels::packet_lanes<T>;
-      // Four independent running extremes: one would wait on its own compare and select.
-      constexpr int ways = 4;
-      if (n >= ways * lanes) {
-        auto step = [](P& acc, P& nans, const P& v) {
-          nans = por(nans, pandnot(ptrue(v), pcmp_eq(v, v)));
-          acc = pselect(Max ? pcmp_lt(acc, v) : pcmp_lt(v, acc), v, acc);
-        };
-        P acc[ways], nans[ways];
-        for (int w = 0; w < ways; ++w) {
-          acc[w] = ploadu<P>(x + w * lanes);
-          nans[w] = pandnot(ptrue(acc[w]), pcmp_eq(acc[w], acc[w]));
-        }
-        for (i = ways * lanes; i + ways * lanes <= n; i += ways * lanes)
-          for (int w = 0; w < ways; ++w) step(acc[w], nans[w], ploadu<P>(x + i + w * lanes));
-        for (int w = 1; w < ways; ++w) {
-          step(acc[0], nans[0], acc[w]);
-          nans[0] = por(nans[0], nans[w]);
-        }
-        alignas(64) T lane[lanes];
-        pstoreu(lane, acc[0]);
-        best = lane[0];
-        for (int l = 1; l < lanes; ++l) best = (Max ? lane[l] > best : lane[l] < best) ? lane[l] : best;
-        nan = predux_any(nans[0]);
-      }
-    }
-    for (; i < n; ++i) {  // branch-free, so that it vectorises
+    for (std::int64_t i = 1; i < n; ++i) {  // branch-free, so that it vectorises
       nan |= is_nan(x[i]);
       best = (Max ? x[i] > best : x[i] < best) ? x[i] : best;
     }
-    return nan ? std::numeric_limits<T>::quiet_NaN() : best;
+    return nan || is_nan(x[0]) ? std::numeric_limits<T>::quiet_NaN() : best;
+  }
+  template <class T> static T reduce(const T* x, std::int64_t n, std::int64_t) {
+    if constexpr (std::is_floating_point_v<T> && kernels::packet_lanes<T> > 1) {
+      // One running extreme per lane, then the lanes in order: the same value as one at a
+      // time (up to which of +0 and -0 wins a tie), in SIMD. pmax(acc, v) is acc < v ? v : acc
+      // in one instruction. Four independent running extremes: one would wait on its own
+      // latency. A row holding inf or NaN (its probe, the sum of v * 0, is then NaN) takes the
+      // element-at-a-time form, which alone says NaN.
+      using namespace Eigen::internal;
+      using P = kernels::packet_t<T>;
+      constexpr int lanes = kernels::packet_lanes<T>;
+      constexpr int ways = 4;
+      if (n >= ways * lanes) {
+        P acc[ways], probe[ways];
+        const P zero = pset1<P>(T(0));
+        for (int w = 0; w < ways; ++w) {
+          acc[w] = ploadu<P>(x + w * lanes);
+          probe[w] = pmul(acc[w], zero);
+        }
+        std::int64_t i = ways * lanes;
+        for (; i + ways * lanes <= n; i += ways * lanes)
+          for (int w = 0; w < ways; ++w) {
+            const P v = ploadu<P>(x + i + w * lanes);
+            acc[w] = Max ? pmax(acc[w], v) : pmin(acc[w], v);
+            probe[w] = pmadd(v, zero, probe[w]);
+          }
+        for (int w = 1; w < ways; ++w) {
+          acc[0] = Max ? pmax(acc[0], acc[w]) : pmin(acc[0], acc[w]);
+          probe[0] = padd(probe[0], probe[w]);
+        }
+        alignas(64) T lane[lanes];
+        pstoreu(lane, acc[0]);
+        T best = lane[0], probed = predux(probe[0]);
+        for (int l = 1; l < lanes; ++l) best = (Max ? lane[l] > best : lane[l] < best) ? lane[l] : best;
+        for (; i < n; ++i) {
+          probed += x[i] * T(0);
+          best = (Max ? x[i] > best : x[i] < best) ? x[i] : best;
+        }
+        return probed == T(0) ? best : reduce_each(x, n);
+      }
+    }
+    return reduce_each(x, n);
   }
   template <class T> static void combine(T& a, const T& b) {
     if (beats<Max>(b, a)) a = b;

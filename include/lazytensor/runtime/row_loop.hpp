@@ -55,6 +55,11 @@ inline void convert_values(DType t, const std::byte* from, DType to, std::byte* 
   });
 }
 
+/// Asks for the cache lines of [p, p + bytes) to be read ahead.
+inline void prefetch_lines(const std::byte* p, std::int64_t bytes) {
+  for (std::int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+}
+
 /// The array a plan step writes for position p: its place in the arena, or a fresh array.
 inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
   const Meta& m = plan.nodes[static_cast<std::size_t>(p)].meta;
@@ -250,7 +255,11 @@ class RowLoop {
       const External& e = externals_[k];
       if (e.one) continue;
       if (e.direct) {
-        external_at[k] = e.operand.data + r0 * e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
+        const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
+        external_at[k] = e.operand.data + r0 * row_bytes;
+        // The next tile's rows, fetched from memory while this tile computes: the first member
+        // to read them would otherwise wait on memory for every line.
+        if (r1 < g_.rows()) prefetch_lines(external_at[k] + rows * row_bytes, std::min(rows, g_.rows() - r1) * row_bytes);
         continue;
       }
       std::byte* slot = base + e.scratch;

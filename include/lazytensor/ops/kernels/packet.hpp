@@ -44,37 +44,40 @@ template <class P> P propagate_nan(const P& a, const P& b, const P& chosen) {
   P r = pselect(pcmp_eq(b, b), chosen, b);
   return pselect(pcmp_eq(a, a), r, a);
 }
-/// Whether every float lane of x lies in [lo, hi] (false for a NaN lane).
+/// Whether every float lane of x has |x| <= bound (false for a NaN lane).
 template <class P>
-[[gnu::always_inline]] inline bool all_within(const P& x, float lo, float hi) {
+[[gnu::always_inline]] inline bool all_within(const P& x, float bound) {
   using namespace Eigen::internal;
 #if defined(__AVX512F__)
-  // Compares into mask registers: a packet's predux_any costs more than the compares.
+  // One compare into a mask register: a packet's predux_any costs more than the compare.
   if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, float>)
-    return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) ==
-           0xFFFF;
+    return _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(bound), _CMP_LE_OQ) == 0xFFFF;
 #endif
-  P inside = pand(pcmp_le(pset1<P>(lo), x), pcmp_le(x, pset1<P>(hi)));
-  return !predux_any(pandnot(ptrue(x), inside));
+  return !predux_any(pandnot(ptrue(x), pcmp_le(pabs(x), pset1<P>(bound))));
+}
+
+/// y with libm's exp in the lanes where x is outside [-bound, bound] or NaN. Out of line and
+/// cold: a call inside the hot loop would make the compiler reload its constants every packet.
+template <class P>
+[[gnu::noinline, gnu::cold]] P exp_float_outside(const P& x, const P& y, float bound) {
+  using namespace Eigen::internal;
+  constexpr int n = unpacket_traits<P>::size;
+  alignas(64) float xs[n], ys[n];
+  pstoreu(xs, x);
+  pstoreu(ys, y);
+  for (int i = 0; i < n; ++i)
+    if (!(std::fabs(xs[i]) <= bound)) ys[i] = std::exp(xs[i]);
+  return ploadu<P>(ys);
 }
 
 /// exp of float lanes: Eigen's polynomial, which is accurate where the result is a normal
-/// float; lanes outside that range (subnormal, zero or infinite results) and NaN take libm's
+/// float; lanes beyond +-87 (near or past subnormal and infinite results) and NaN take libm's
 /// value, since Eigen clamps its argument there.
 template <class P>
 [[gnu::always_inline]] inline P exp_float(const P& x) {
-  using namespace Eigen::internal;
-  constexpr float lo = -87.0f, hi = 88.0f;
-  P y = pexp(x);
-  if (!all_within(x, lo, hi)) [[unlikely]] {
-    constexpr int n = unpacket_traits<P>::size;
-    alignas(64) float xs[n], ys[n];
-    pstoreu(xs, x);
-    pstoreu(ys, y);
-    for (int i = 0; i < n; ++i)
-      if (!(xs[i] >= lo && xs[i] <= hi)) ys[i] = std::exp(xs[i]);
-    y = ploadu<P>(ys);
-  }
+  constexpr float bound = 87.0f;
+  P y = Eigen::internal::pexp(x);
+  if (!all_within(x, bound)) [[unlikely]] y = exp_float_outside(x, y, bound);
   return y;
 }
 
