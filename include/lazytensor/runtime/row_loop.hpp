@@ -87,8 +87,10 @@ class RowLoop {
       externals_.push_back(x);
     }
     members_.resize(g_.members.size());
-    for (std::size_t i = 0; i < g_.members.size(); ++i)
+    for (std::size_t i = 0; i < g_.members.size(); ++i) {
       if (!bind_member(i)) return false;
+      reduces_ = reduces_ || members_[i].reduction;
+    }
     return true;
   }
 
@@ -257,9 +259,11 @@ class RowLoop {
       if (e.direct) {
         const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
         external_at[k] = e.operand.data + r0 * row_bytes;
-        // The next tile's rows, fetched from memory while this tile computes: the first member
-        // to read them would otherwise wait on memory for every line.
-        if (r1 < g_.rows()) prefetch_lines(external_at[k] + rows * row_bytes, std::min(rows, g_.rows() - r1) * row_bytes);
+        // A group that reduces its rows computes long enough per tile for memory to idle: the
+        // next tile's rows are fetched meanwhile, else the first member to read them waits on
+        // memory for every line. (A group that only maps elements streams at the memory's pace;
+        // fetching ahead there only crowds L1.)
+        if (reduces_ && r1 < g_.rows()) prefetch_lines(external_at[k] + rows * row_bytes, std::min(rows, g_.rows() - r1) * row_bytes);
         continue;
       }
       std::byte* slot = base + e.scratch;
@@ -354,6 +358,7 @@ class RowLoop {
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
   std::size_t scratch_bytes_ = 0;
+  bool reduces_ = false;  // a member reduces rows
 };
 
 }  // namespace lt::detail
