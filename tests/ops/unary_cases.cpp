@@ -84,7 +84,18 @@ LT_OP_TEST(abs) {
   return c;
 }
 
-LT_OP_TEST(exp) { return float_op_cases([](const Tensor& x) { return x.exp(); }, [](double x) { return std::exp(x); }, -5, 5); }
+LT_OP_TEST(exp) {
+  auto op = [](const Tensor& x) { return x.exp(); };
+  auto ref = [](double x) { return std::exp(x); };
+  CaseList c = float_op_cases(op, ref, -5, 5);
+  // Around the edges of the SIMD polynomial's range, a packet and more at a time: subnormal,
+  // zero, largest finite and infinite results beside ordinary ones.
+  c.push_back(unary_case("range edges", values_ref({2, 16}, f32, {-110, -104, -100, -95, -90, -87.5, -87.1, -87, -86.9, -50, -1, 0,
+                                                                 1, 50, 86.9, 87, 87.1, 87.5, 88, 88.5, 88.7, 88.8, 90, 100,
+                                                                 -3, 3, -87.2, 87.2, -88.7, 88.72, -0.5, 0.5}),
+                         op, f32, ref));
+  return c;
+}
 LT_OP_TEST(log) { return float_op_cases([](const Tensor& x) { return x.log(); }, [](double x) { return std::log(x); }, 0.01, 9); }
 LT_OP_TEST(log1p) {
   CaseList c = float_op_cases([](const Tensor& x) { return lt::log1p(x); }, [](double x) { return std::log1p(x); }, -0.99, 9);
