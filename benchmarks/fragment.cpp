@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   lt::Tensor y = lt::maximum(a * b + c, 0.0f) * 0.5f - b;  // W1's expression: one fragment
   const lt::Node& node = *y.impl().node;
   std::vector<lt::View> in;
-  for (const lt::NodePtr& p : node.inputs) in.push_back(p->data.view);
+  for (const lt::NodePtr& p : node.inputs) in.push_back(p->leaf().data.view);
   lt::Array out = lt::Array::empty(lt::f32, lt::Shape{n});
   std::vector<float> hand(static_cast<std::size_t>(n));
   const float *pa = in[0].ptr<float>(), *pb = in[1].ptr<float>(), *pc = in[2].ptr<float>();

@@ -170,6 +170,28 @@ TEST(Plan, IntermediatesShareOneArenaByTheirLives) {
   expect_plan_matches_reference({v, t}, "root kept");
 }
 
+TEST(Plan, AScheduleWalkedIntoTheListsOfALargerOneHoldsOnlyItsOwnGraph) {
+  Tensor x = full({4}, 2.0f, device());
+  Tensor small = exp(x * 3.0f) - x;
+  const std::vector<NodePtr> small_roots{small.impl().node};
+  const Schedule alone = make_schedule(small_roots);
+  std::size_t large_size = 0;
+  {
+    Tensor big = x;
+    for (int k = 0; k < 5000; ++k) big = big * 1.5f;
+    Schedule large = make_schedule(std::vector<NodePtr>{big.impl().node});
+    large_size = large.order.size();
+    EXPECT_GT(large_size, 5000u);
+  }  // dropped: its lists wait for the next walk
+  const Schedule reused = make_schedule(small_roots);
+  EXPECT_GE(reused.order.capacity(), large_size);
+  EXPECT_EQ(reused.order, alone.order);
+  EXPECT_EQ(reused.inputs, alone.inputs);
+  EXPECT_EQ(reused.uses, alone.uses);
+  EXPECT_EQ(reused.roots, alone.roots);
+  EXPECT_EQ(reused.key, alone.key);
+}
+
 /// Random step graphs: mixed elementwise ops, broadcasts, views, reductions and matmuls (with
 /// and without elementwise ops on their results), each run by a plan and by the reference
 /// executor. The plan must agree bit for bit (tolerance 0): a fused group runs each op's own

@@ -282,9 +282,12 @@ class GroupLookup {
   std::vector<int> touched_;
 };
 
-/// Members in schedule order, with the inline constants they read, and the externals.
-inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const int> positions,
-                       std::span<const MemberRole> role, GroupLookup& lookup) {
+/// Members in schedule order, with the inline constants they read, and the externals. Reads
+/// ops and shapes from the plan's per-position lists (`ops`, `nodes`), not from the nodes.
+inline void fill_group(const Schedule& s, std::span<const OpDesc* const> ops, std::span<const PlanNode> nodes,
+                       FusionGroup& group, std::span<const int> positions, std::span<const MemberRole> role,
+                       GroupLookup& lookup) {
+  auto idx = [](int i) { return static_cast<std::size_t>(i); };
   lookup.clear();
   group.members.reserve(positions.size());
   auto add_member = [&](GroupMember m) {
@@ -293,21 +296,21 @@ inline void fill_group(const Schedule& s, FusionGroup& group, std::span<const in
     return static_cast<int>(group.members.size()) - 1;
   };
   for (int p : positions) {
-    const Node& node = *s.order[static_cast<std::size_t>(p)];
-    MemberRole r = role[static_cast<std::size_t>(p)];
+    const OpDesc& op = *ops[idx(p)];
+    MemberRole r = role[idx(p)];
     GroupMember m{p, r, {}, {}};
-    if (node.op->kind == OpKind::reduction) m.row_attrs = reduction::attrs_over_rows(node.attrs);
+    if (op.kind == OpKind::reduction) m.row_attrs = reduction::attrs_over_rows(s.order[idx(p)]->attrs);
     // A reduction reads the full index space; a product its inputs whole; other members read
     // in their own index space.
-    const Shape& reads_in = node.op->kind == OpKind::reduction || r == MemberRole::full ? group.shape : node.meta.shape;
-    for (int q : s.inputs[static_cast<std::size_t>(p)]) {
-      const Node& in = *s.order[static_cast<std::size_t>(q)];
+    const Shape& reads_in = op.kind == OpKind::reduction || r == MemberRole::full ? group.shape : nodes[idx(p)].meta.shape;
+    for (int q : s.inputs[idx(p)]) {
+      const Meta& in = nodes[idx(q)].meta;
       if (r == MemberRole::product) {
-        m.inputs.push_back(-1 - lookup.external(group, q, in.meta.shape));
+        m.inputs.push_back(-1 - lookup.external(group, q, in.shape));
         continue;
       }
       int k = lookup.member(q);
-      if (k < 0 && inline_constant(in)) k = add_member({q, MemberRole::constant, {}, {}});
+      if (k < 0 && inline_constant(*ops[idx(q)], in)) k = add_member({q, MemberRole::constant, {}, {}});
       m.inputs.push_back(k >= 0 ? k : -1 - lookup.external(group, q, reads_in));
     }
     add_member(std::move(m));
@@ -384,12 +387,19 @@ inline Plan make_plan(const Schedule& s) {
   plan.words.offsets.reserve(idx(n) + 1);
   std::vector<const OpDesc*> ops;  // per position; read with plan.nodes in place of the nodes
   ops.reserve(idx(n));
-  for (const Node* node : s.order) {
+  // One pass over the nodes, in order, fetching ahead: a large graph's nodes are out of cache.
+  // A node joins its group here, while it is in cache; the groups read earlier nodes only.
+  detail::Grouper grouper(s);
+  constexpr std::size_t ahead = 12;
+  for (std::size_t p = 0; p < s.order.size(); ++p) {
+    if (p + ahead < s.order.size()) prefetch_whole_node(s.order[p + ahead]);
+    const Node* node = s.order[p];
     ops.push_back(node->op);
     plan.nodes.push_back({node->op->id, node->meta});
     plan.value_elements += node->meta.shape.numel();
     if (!node->is_data()) append_structural_words(*node->op, node->attrs, plan.words.flat);
     plan.words.close_list();
+    grouper.add(static_cast<int>(p));
   }
   plan.inputs = s.inputs;
   plan.roots = s.roots;
@@ -397,8 +407,6 @@ inline Plan make_plan(const Schedule& s) {
   std::vector<char> is_root(idx(n), 0);
   for (int r : s.roots) is_root[idx(r)] = 1;
 
-  detail::Grouper grouper(s);
-  for (int p = 0; p < n; ++p) grouper.add(p);
   std::vector<int>& group_of = grouper.group_of_;
   // A group of one op gains nothing from tiles: that op runs alone.
   for (const auto& members : grouper.members_)
@@ -406,7 +414,7 @@ inline Plan make_plan(const Schedule& s) {
   plan.groups = std::move(grouper.groups_);
   detail::GroupLookup lookup(idx(n));
   for (std::size_t g = 0; g < plan.groups.size(); ++g)
-    if (grouper.members_[g].size() > 1) detail::fill_group(s, plan.groups[g], grouper.members_[g], grouper.role_, lookup);
+    if (grouper.members_[g].size() > 1) detail::fill_group(s, ops, plan.nodes, plan.groups[g], grouper.members_[g], grouper.role_, lookup);
 
   // A value is made in full when something outside its group reads it (or it is a root).
   plan.materialized.assign(idx(n), 0);

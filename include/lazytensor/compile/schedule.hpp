@@ -1,5 +1,6 @@
 #pragma once
 // The order in which a step graph runs, how many readers each value has, and the graph's key.
+#include <mutex>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -57,7 +58,59 @@ struct Schedule {
   /// The graph's structure: each node's hash, in order, with its inputs' positions, and the
   /// roots' positions. Equal keys mean equal graphs up to data (a plan cache checks the rest).
   hash_t key = 0;
+
+  Schedule() = default;
+  Schedule(const Schedule&) = default;
+  Schedule(Schedule&&) noexcept = default;
+  Schedule& operator=(const Schedule&) = default;
+  Schedule& operator=(Schedule&&) noexcept = default;
+  ~Schedule();
 };
+
+namespace detail {
+
+/// The lists of the last schedule dropped, which the next walk fills again. A large graph's
+/// lists take megabytes, which the C library hands back to the system when they are freed:
+/// every step of a loop would then fault them in anew, a page at a time.
+class SpareScheduleLists {
+ public:
+  /// Keeps `s`'s lists when they are larger than those kept.
+  void keep(Schedule& s) noexcept {
+    if (s.order.capacity() == 0) return;  // moved from, or empty
+    std::lock_guard lock(mu_);
+    if (s.order.capacity() <= spare_.order.capacity()) return;
+    swap_lists(s, spare_);
+  }
+  /// Puts the lists kept, emptied, into `s`.
+  void lend(Schedule& s) {
+    std::lock_guard lock(mu_);
+    swap_lists(s, spare_);
+    s.order.clear();
+    s.inputs.clear();
+    s.uses.clear();
+    s.roots.clear();
+  }
+
+ private:
+  static void swap_lists(Schedule& a, Schedule& b) noexcept {
+    a.order.swap(b.order);
+    a.inputs.offsets.swap(b.inputs.offsets);
+    a.inputs.flat.swap(b.inputs.flat);
+    a.uses.swap(b.uses);
+    a.roots.swap(b.roots);
+  }
+  std::mutex mu_;  // schedules are dropped on the device's worker as well as on tracing threads
+  Schedule spare_;
+};
+
+inline SpareScheduleLists& spare_schedule_lists() {
+  static auto* spare = new SpareScheduleLists;  // never destroyed: schedules may outlive statics
+  return *spare;
+}
+
+}  // namespace detail
+
+inline Schedule::~Schedule() { detail::spare_schedule_lists().keep(*this); }
 
 namespace detail {
 
@@ -77,7 +130,7 @@ std::vector<const Node*> walk_schedule(Schedule& s, std::span<const NodePtr> roo
     s.inputs.close_list();
     s.uses.push_back(0);
     key = hash_combine(key, node->hash);
-    if (node->step) pending.push_back(node);
+    if (pending_step(*node) != nullptr) pending.push_back(node);
   };
   s.inputs.offsets.reserve(s.order.capacity() + 1);
   s.inputs.flat.reserve(s.order.capacity() * 2);
@@ -95,6 +148,7 @@ std::vector<const Node*> walk_schedule(Schedule& s, std::span<const NodePtr> roo
 /// Topological order over everything the roots need, computed iteratively (graphs are deep).
 inline Schedule make_schedule(std::span<const NodePtr> roots) {
   Schedule s;
+  detail::spare_schedule_lists().lend(s);
   thread_local std::size_t last_size = 0;  // a loop's graphs are alike: size the order for it
   s.order.reserve(last_size);
   std::vector<const Node*> pending;

@@ -180,7 +180,7 @@ inline QueuedStep prepare_queued_step(std::span<const std::shared_ptr<TensorImpl
 inline void enqueue_step(StepQueue& queue, std::span<const std::shared_ptr<TensorImpl>> targets, QueuedStep q) {
   q.step->leaves.reserve(targets.size());
   for (const auto& t : targets) {
-    std::shared_ptr<Node> leaf = make_pending_leaf(t->node->meta, q.step);
+    std::shared_ptr<DataNode> leaf = make_pending_leaf(t->node->meta, q.step);
     q.step->leaves.push_back(leaf);
     t->node = std::move(leaf);
   }
@@ -248,9 +248,9 @@ inline void wait_device_ops() {
 inline Array materialize(const Tensor& t) {
   TensorImpl& impl = t.impl();
   if (!impl.device.is_lazy()) return impl.data;
-  const std::shared_ptr<PendingStep> step = impl.node->step;
+  const std::shared_ptr<PendingStep> step = impl.node->is_data() ? impl.node->leaf().step : nullptr;
   if (step && detail::async_enabled()) detail::step_queue(impl.device.index).wait_for(step.get());
-  if (step ? !step->wait() : impl.node->is_data()) return impl.node->data;
+  if (step ? !step->wait() : impl.node->is_data()) return impl.node->leaf().data;
   // A pending value, or the result of a failed step: computed here from its graph, so that a
   // sound value is read and a bad one raises its error again. The graph reads leaves of the
   // steps queued before.
@@ -262,7 +262,7 @@ inline Array materialize(const Tensor& t) {
     if (step) detail::step_queue(impl.device.index).forget_error(step.get());
     throw;
   }
-  return impl.node->data;
+  return impl.node->leaf().data;
 }
 
 }  // namespace lt

@@ -163,7 +163,7 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   const Buffer arena = plan.stats.arena_bytes > 0 ? Buffer(static_cast<std::size_t>(plan.stats.arena_bytes)) : Buffer();
   std::vector<int> uses = s.uses;
   for (std::size_t p = 0; p < s.order.size(); ++p)
-    if (s.order[p]->is_data()) values[p] = s.order[p]->data;
+    if (s.order[p]->is_data()) values[p] = s.order[p]->leaf().data;
   auto release_inputs = [&](int p) {
     for (int q : s.inputs[static_cast<std::size_t>(p)])
       if (--uses[static_cast<std::size_t>(q)] == 0) values[static_cast<std::size_t>(q)] = {};

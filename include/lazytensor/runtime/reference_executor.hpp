@@ -17,7 +17,7 @@ inline std::vector<Array> run_schedule(Schedule s) {
   for (std::size_t k = 0; k < s.order.size(); ++k) {
     const Node& n = *s.order[k];
     if (n.is_data()) {
-      values[k] = n.data;
+      values[k] = n.leaf().data;
       continue;
     }
     args.clear();

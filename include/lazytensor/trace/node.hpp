@@ -88,24 +88,38 @@ class NodeInputs {
   std::uint32_t size_ = 0;
 };
 
-// What a barrier's walk reads (op, inputs, hash, step) comes first: the node's first two
-// cache lines; the value and attributes it skips come after.
+// What a barrier's walk reads (op, hash, its marks, inputs) comes first: the node's first two
+// cache lines; the shape and attributes that compiling reads come after. A leaf's value lives
+// in DataNode, so that the nodes of a large graph, nearly all computed, take less memory.
+struct DataNode;
 struct Node {
   const OpDesc* op;
-  NodeInputs inputs;  // inputs own their producers; nothing points back
   hash_t hash;  // structural: op, attribute structure, shape, dtype and the inputs' hashes; never data
   // The node's place in the walk that holds the walk lock (NodeMarks): a mark in the node, not a
   // table lookup per edge, keeps a large graph's walk linear.
   mutable std::uint64_t walk_number;
   mutable int walk_position;
-  // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
-  std::shared_ptr<PendingStep> step;
+  NodeInputs inputs;  // inputs own their producers; nothing points back
   Meta meta;
   Attrs attrs;
-  Array data;  // device_data leaves only; a pending leaf's is written by its step (see step)
 
   bool is_data() const { return op->kind == OpKind::leaf; }
+  /// The value part of a device_data leaf (is_data() nodes only).
+  const DataNode& leaf() const;
 };
+
+/// A device_data leaf: its value, or, while pending, the queued step that writes it.
+struct DataNode : Node {
+  // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
+  std::shared_ptr<PendingStep> step;
+  Array data;  // a pending leaf's is written by its step (see step)
+};
+
+// Only device_data is a leaf, and only make_data_node and make_pending_leaf make one.
+inline const DataNode& Node::leaf() const { return static_cast<const DataNode&>(*this); }
+
+/// The queued step that writes leaf `n`'s value, or null (not a leaf, or its value is there).
+inline PendingStep* pending_step(const Node& n) { return n.is_data() ? n.leaf().step.get() : nullptr; }
 
 /// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, NodeInputs inputs, const Meta& meta) {
@@ -121,7 +135,7 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, NodeInputs inputs, const
     for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, std::move(inputs), words.hash(), 0, 0, {}, meta, std::move(attrs), {}});
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, words.hash(), 0, 0, std::move(inputs), meta, std::move(attrs)});
 }
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
   return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta);
@@ -137,7 +151,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&device_data, {}, h, 0, 0, {}, meta, {}, std::move(data)});
+  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, meta, {}}, {}, std::move(data)});
 }
 
 /// Node -> position for one walk, written into the nodes themselves. One such walk runs at a
@@ -188,6 +202,10 @@ inline constexpr std::ptrdiff_t walk_prefetch_distance = static_cast<std::ptrdif
 inline void prefetch_node(const void* p) {
   __builtin_prefetch(p);
   __builtin_prefetch(static_cast<const std::byte*>(p) + 64);
+}
+/// Every line of a node: for a pass that reads shapes and attributes as well.
+inline void prefetch_whole_node(const Node* n) {
+  for (std::size_t b = 0; b < sizeof(Node); b += 64) __builtin_prefetch(reinterpret_cast<const std::byte*>(n) + b);
 }
 
 /// Appends to `order` every node below `root` not yet in `position` (a NodeIndex or NodeMarks),

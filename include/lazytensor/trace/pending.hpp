@@ -34,7 +34,7 @@ struct PendingStep {
   // Set by the barrier before the step is queued. A step that succeeded drops them; a failed
   // one keeps them, so that a sound result can still be computed from its graph when read.
   std::vector<NodePtr> roots;
-  std::vector<std::weak_ptr<Node>> leaves;  // leaves[k] gets roots[k]'s value; a dropped one is skipped
+  std::vector<std::weak_ptr<DataNode>> leaves;  // leaves[k] gets roots[k]'s value; a dropped one is skipped
 
   PendingStep() = default;
   PendingStep(const PendingStep&) = delete;
@@ -54,7 +54,7 @@ struct PendingStep {
         detail::failed_steps_alive.fetch_add(1, std::memory_order_relaxed);
       } else {
         for (std::size_t k = 0; k < leaves.size(); ++k)
-          if (std::shared_ptr<Node> leaf = leaves[k].lock()) leaf->data = std::move(values[k]);
+          if (std::shared_ptr<DataNode> leaf = leaves[k].lock()) leaf->data = std::move(values[k]);
         graphs.swap(roots);
         leaves.clear();
       }
@@ -74,22 +74,22 @@ struct PendingStep {
 };
 
 /// A device_data leaf of `meta` whose value `step` will write; hashed like any data of `meta`.
-inline std::shared_ptr<Node> make_pending_leaf(const Meta& meta, std::shared_ptr<PendingStep> step) {
+inline std::shared_ptr<DataNode> make_pending_leaf(const Meta& meta, std::shared_ptr<PendingStep> step) {
   const OpDesc& op = leaf::device_data;
-  return std::allocate_shared<Node>(PoolAllocator<Node>{}, Node{&op, {}, data_node_hash(op, meta), 0, 0, std::move(step), meta, {}, {}});
+  return std::allocate_shared<DataNode>(PoolAllocator<DataNode>{}, DataNode{{&op, data_node_hash(op, meta), 0, 0, {}, meta, {}}, std::move(step), {}});
 }
 
 /// Blocks until leaf `n` has its value (at once for data that is there); raises the error of
 /// its step when that failed.
 inline void await_value(const Node& n) {
-  if (n.step)
-    if (std::exception_ptr e = n.step->wait()) std::rethrow_exception(e);
+  if (PendingStep* step = pending_step(n))
+    if (std::exception_ptr e = step->wait()) std::rethrow_exception(e);
 }
 
 /// For a pending leaf: waits for its step, then returns the graph that was to compute the
 /// leaf if the step failed, or null when the value is there.
 inline NodePtr failed_original(const Node& leaf) {
-  PendingStep& s = *leaf.step;
+  PendingStep& s = *leaf.leaf().step;
   if (!s.wait()) return nullptr;
   std::lock_guard lock(s.mu);
   for (std::size_t k = 0; k < s.leaves.size(); ++k)
@@ -117,7 +117,7 @@ inline std::vector<NodePtr> without_failed_leaves(std::span<const NodePtr> roots
         stack.pop_back();
         continue;
       }
-      if (n->step) {
+      if (pending_step(*n) != nullptr) {
         NodePtr original = failed_original(*n);
         if (!original) {
           done.emplace(n, stack.back().node);
