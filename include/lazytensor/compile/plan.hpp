@@ -150,7 +150,7 @@ inline bool broadcasts_per_row(const Shape& v, const FusionGroup& g) {
 class Grouper {
  public:
   explicit Grouper(const Schedule& s)
-      : group_of_(s.order.size(), -1), role_(s.order.size(), MemberRole::full), s_(s), full_readers_(s.order.size()) {}
+      : group_of_(s.order.size(), -1), role_(s.order.size(), MemberRole::full), s_(s), last_full_reader_(s.order.size(), -1) {}
 
   void add(int p) {
     const Node& node = at(p);
@@ -169,7 +169,7 @@ class Grouper {
       // It joins the group that makes its input, or one that already reads that input in
       // full (layer norm's mean and variance of x), when that group's rows are its rows.
       int q = inputs(p)[0], g = role_[idx(q)] == MemberRole::full ? group_of_[idx(q)] : -1;
-      if (g < 0 && !full_readers_[idx(q)].empty()) g = full_readers_[idx(q)].back();
+      if (g < 0) g = last_full_reader_[idx(q)];
       // A product's tiles are blocks of rows and columns, not whole rows: it takes no reduction.
       if (g >= 0 && role_[idx(first_[idx(g)])] != MemberRole::product && groups_[idx(g)].shape == in.meta.shape &&
           (groups_[idx(g)].reduced_from < 0 || groups_[idx(g)].reduced_from == from)) {
@@ -209,8 +209,7 @@ class Grouper {
     // product reads its inputs whole, over their own shapes).
     if (role == MemberRole::full || at(p).op->kind == OpKind::reduction)
       for (int q : inputs(p))
-        if (group_of_[idx(q)] != g && (full_readers_[idx(q)].empty() || full_readers_[idx(q)].back() != g))
-          full_readers_[idx(q)].push_back(g);
+        if (group_of_[idx(q)] != g) last_full_reader_[idx(q)] = g;
   }
 
   /// An input from outside `g` must be ready when the group starts: device data, an inline
@@ -243,7 +242,7 @@ class Grouper {
   }
 
   const Schedule& s_;
-  std::vector<std::vector<int>> full_readers_;  // per position: groups reading it in full, from outside
+  std::vector<int> last_full_reader_;  // per position: the last group reading it in full from outside, or -1
 };
 
 /// Position -> member and position -> externals of the group being filled. Made once per plan
