@@ -24,8 +24,7 @@ namespace lt::detail {
 /// Elements per tile of a group that reduces rows: the values passed between members stay in
 /// L1.
 inline constexpr std::int64_t row_loop_tile_elements = 2048;
-/// Elements per tile of a group whose rows are single elements (one that only maps elements).
-/// Its members read their operands from memory one after another; a longer run per member lets
+/// Elements per tile of a group that only maps elements. Its members read their operands from memory one after another; a longer run per member lets
 /// the hardware prefetchers reach full pace (W1 written op by op ran about a fifth faster than
 /// with 2048), and the values passed on still stay in L2.
 inline constexpr std::int64_t map_loop_tile_elements = 8192;
@@ -83,7 +82,7 @@ class RowLoop {
   bool bind() {
     const std::int64_t row = g_.row;
     if (row < 1 || g_.rows() < 1) return false;
-    tile_rows_ = std::clamp<std::int64_t>((row == 1 ? map_loop_tile_elements : row_loop_tile_elements) / row, 1, g_.rows());
+    tile_rows_ = std::clamp<std::int64_t>((reduces_rows() ? row_loop_tile_elements : map_loop_tile_elements) / row, 1, g_.rows());
     for (const GroupExternal& e : g_.externals) {
       const View& v = values_[idx(e.position)].view;
       const std::int64_t per = e.index_space == g_.shape ? row : 1;
@@ -93,10 +92,8 @@ class RowLoop {
       externals_.push_back(x);
     }
     members_.resize(g_.members.size());
-    for (std::size_t i = 0; i < g_.members.size(); ++i) {
+    for (std::size_t i = 0; i < g_.members.size(); ++i)
       if (!bind_member(i)) return false;
-      reduces_ = reduces_ || members_[i].reduction;
-    }
     return true;
   }
 
@@ -254,6 +251,9 @@ class RowLoop {
     return v.data + r0 * m.per * static_cast<std::int64_t>(itemsize(v.dtype));
   }
 
+  /// A member reduces rows (only a reduction sets the group's reduced dims).
+  bool reduces_rows() const { return g_.reduced_from >= 0; }
+
   void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
     const std::int64_t rows = r1 - r0, row = g_.row;
     // Externals read in place or gathered for this tile.
@@ -269,7 +269,7 @@ class RowLoop {
         // next tile's rows are fetched meanwhile, else the first member to read them waits on
         // memory for every line. (A group that only maps elements streams at the memory's pace;
         // fetching ahead there only crowds L1.)
-        if (reduces_ && r1 < g_.rows()) prefetch_lines(external_at[k] + rows * row_bytes, std::min(rows, g_.rows() - r1) * row_bytes);
+        if (reduces_rows() && r1 < g_.rows()) prefetch_lines(external_at[k] + rows * row_bytes, std::min(rows, g_.rows() - r1) * row_bytes);
         continue;
       }
       std::byte* slot = base + e.scratch;
@@ -364,7 +364,6 @@ class RowLoop {
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
   std::size_t scratch_bytes_ = 0;
-  bool reduces_ = false;  // a member reduces rows
 };
 
 }  // namespace lt::detail
