@@ -2,6 +2,7 @@
 // never reach memory, and every plan computes bitwise what the reference executor computes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -140,6 +141,29 @@ TEST(Plan, GroupsWithBoundMembersRunInTheRowLoop) {
   expect_plan_matches_reference({v}, "f32 times bool");
   EXPECT_EQ(loop_counts().second - views_before, 1);
   EXPECT_EQ(loop_counts().first, rows_before);
+}
+
+/// A fragment in a row group reads a row's value (a reduction's result) through each slot that
+/// names it: as its last input, read by one slot or by several, and as an earlier input; rows
+/// of odd length leave a packet's tail in every row.
+TEST(Plan, FragmentsReadARowValueThroughEverySlotThatNamesIt) {
+  Tensor x = randn({13, 301}, device());
+  sync();
+  const std::int64_t rows_before = metrics::counter("RowLoopGroups");
+  Tensor m = amax(x, 1, true);
+  Tensor last_once = exp(x - m), last_thrice = (x - m) * (x - m) + m, first = m / (exp(x) + 2.0f);
+  expect_plan_matches_reference({last_once, last_thrice, first}, "row value in fragments");
+  EXPECT_GT(metrics::counter("RowLoopGroups"), rows_before);
+  // Against a plain loop, row 7.
+  std::vector<float> vx = x.to_vector<float>(), a = last_once.to_vector<float>(), b = last_thrice.to_vector<float>(),
+                     c = first.to_vector<float>();
+  const std::size_t row = 7 * 301;
+  const float top = *std::max_element(vx.begin() + row, vx.begin() + row + 301);
+  for (std::size_t i = row; i < row + 301; ++i) {
+    EXPECT_FLOAT_EQ(a[i], std::exp(vx[i] - top)) << i;
+    EXPECT_FLOAT_EQ(b[i], (vx[i] - top) * (vx[i] - top) + top) << i;
+    EXPECT_FLOAT_EQ(c[i], top / (std::exp(vx[i]) + 2.0f)) << i;
+  }
 }
 
 TEST(Plan, IntermediatesShareOneArenaByTheirLives) {

@@ -30,11 +30,31 @@ inline constexpr bool supports<Apply<Op, Cs...>, T> =
 /// taking functor attributes and scalar values from the fragment's attributes.
 template <class S, class T> struct Eval;
 
+/// Where each slot's values start; element i of slot K is at[K][i].
+template <class T, int N> struct Sources {
+  const T* at[N];
+  template <int K> T scalar(std::int64_t i) const { return at[K][i]; }
+  template <int K> kernels::packet_t<T> packet(std::int64_t i) const {
+    return Eigen::internal::ploadu<kernels::packet_t<T>>(at[K] + i);
+  }
+};
+
+/// Sources some of whose slots read one value: such a slot points at a packet filled with it
+/// and its `keep` mask is 0, so every element reads the packet's (no branch per packet).
+template <class T, int N> struct SourcesWithUniform {
+  const T* at[N];
+  std::int64_t keep[N];  // ~0 for a slot of values, 0 for a uniform slot
+  template <int K> T scalar(std::int64_t i) const { return at[K][i & keep[K]]; }
+  template <int K> kernels::packet_t<T> packet(std::int64_t i) const {
+    return Eigen::internal::ploadu<kernels::packet_t<T>>(at[K] + (i & keep[K]));
+  }
+};
+
 template <int K, class T> struct Eval<Slot<K>, T> {
   explicit Eval(FragmentAttrsReader&, Attrs&) {}
-  T scalar(const T* const* src, std::int64_t i) const { return src[K][i]; }
-  kernels::packet_t<T> packet(const T* const* src, std::int64_t i) const {
-    return Eigen::internal::ploadu<kernels::packet_t<T>>(src[K] + i);
+  template <class Src> T scalar(const Src& src, std::int64_t i) const { return src.template scalar<K>(i); }
+  template <class Src> kernels::packet_t<T> packet(const Src& src, std::int64_t i) const {
+    return src.template packet<K>(i);
   }
 };
 
@@ -44,8 +64,8 @@ template <class T> struct Eval<Const, T> {
   static T read(const Attrs& a) {
     return static_cast<DType>(a.ints[0]) == DType::f64 ? static_cast<T>(a.floats[0]) : static_cast<T>(a.ints[1]);
   }
-  T scalar(const T* const*, std::int64_t) const { return value; }
-  kernels::packet_t<T> packet(const T* const*, std::int64_t) const {
+  template <class Src> T scalar(const Src&, std::int64_t) const { return value; }
+  template <class Src> kernels::packet_t<T> packet(const Src&, std::int64_t) const {
     return Eigen::internal::pset1<kernels::packet_t<T>>(value);
   }
 };
@@ -62,11 +82,11 @@ template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T>
     return kernels::make_functor<Fn>(a);
   }
 
-  T scalar(const T* const* src, std::int64_t i) const {
+  template <class Src> T scalar(const Src& src, std::int64_t i) const {
     return std::apply([&](const auto&... c) { return static_cast<T>(fn(c.scalar(src, i)...)); }, children);
   }
 
-  kernels::packet_t<T> packet(const T* const* src, std::int64_t i) const {
+  template <class Src> kernels::packet_t<T> packet(const Src& src, std::int64_t i) const {
     using P = kernels::packet_t<T>;
     return std::apply(
         [&](const auto&... c) {
@@ -88,15 +108,16 @@ template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T>
   }
 };
 
+/// The slots' sources of a skeleton (at least one, for skeletons without slots).
+template <class S, class T> using SourcesOf = Sources<T, (slot_count<S> > 0 ? slot_count<S> : 1)>;
+
 /// dst[i] = e(src..., i) for i in [0, n); `stream`: packets stored past the caches.
-template <class S, class T>
-void eval_range(const Eval<S, T>& shared, const T* const* shared_src, T* dst, std::int64_t n, bool stream = false) {
-  // Local copies: stores to dst could alias the evaluator's scalars as far as the compiler
-  // knows, which would reload them on every packet.
+template <class S, class T, class Src>
+void eval_range(const Eval<S, T>& shared, const Src& shared_src, T* dst, std::int64_t n, bool stream = false) {
+  // Local copies: stores to dst could alias the evaluator's scalars and the sources as far as
+  // the compiler knows, which would reload them on every packet.
   const Eval<S, T> e = shared;
-  constexpr int slots = slot_count<S> > 0 ? slot_count<S> : 1;
-  const T* src[slots];
-  std::copy_n(shared_src, slot_count<S>, src);
+  const Src src = shared_src;
   std::int64_t i = 0;
   if constexpr (std::is_floating_point_v<T>) {
     constexpr int lanes = kernels::packet_lanes<T>;
@@ -138,16 +159,16 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
   // An output far larger than the caches is not read back from them: stream it.
   const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(T)) >= kernels::streaming_store_bytes;
   kernels::parallel_for_each_block(out.numel(), op_count<S>, [&](std::int64_t begin, std::int64_t end) {
-    const T* src[slots > 0 ? slots : 1];
+    SourcesOf<S, T> src;
     if (direct && !any_per_row) {
-      for (int k = 0; k < slots; ++k) src[k] = reinterpret_cast<const T*>(ops[static_cast<std::size_t>(input_of[k])].data) + begin;
+      for (int k = 0; k < slots; ++k) src.at[k] = reinterpret_cast<const T*>(ops[static_cast<std::size_t>(input_of[k])].data) + begin;
       eval_range(eval, src, result + begin, end - begin, stream);
       return;
     }
     if (direct) {
       kernels::for_each_row_run<T, max_inputs>(ops, std::span<const bool>(per_row, in.size()), out.shape, begin, end,
                                                [&](const T* const* inputs, std::int64_t b, std::int64_t n) {
-        for (int k = 0; k < slots; ++k) src[k] = inputs[input_of[k]];
+        for (int k = 0; k < slots; ++k) src.at[k] = inputs[input_of[k]];
         eval_range(eval, src, result + b, n);
       });
       return;
@@ -157,7 +178,7 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
     for (std::int64_t b = begin; b < end; b += kernels::chunk_size) {
       std::int64_t n = std::min(end, b + kernels::chunk_size) - b;
       for (std::size_t j = 0; j < ops.size(); ++j) kernels::load_chunk<T>(ops[j], out.shape, b, b + n, buf[j]);
-      for (int k = 0; k < slots; ++k) src[k] = buf[input_of[k]];
+      for (int k = 0; k < slots; ++k) src.at[k] = buf[input_of[k]];
       eval_range(eval, src, res, n);
       visit(out.dtype, [&]<class R>(Tag<R>) {
         R* d = out.ptr<R>() + b;
@@ -172,11 +193,27 @@ template <class S, class T>
 struct BoundFragment {
   Eval<S, T> eval;
   int input_of[slot_count<S> > 0 ? slot_count<S> : 1];
+  int inputs;  // how many inputs the fragment reads
 
   static void map(const void* state, const void* const* src, void* dst, std::int64_t n) {
     const auto& self = *static_cast<const BoundFragment*>(state);
-    const T* in[slot_count<S> > 0 ? slot_count<S> : 1];
-    for (int k = 0; k < slot_count<S>; ++k) in[k] = static_cast<const T*>(src[self.input_of[k]]);
+    SourcesOf<S, T> in;
+    for (int k = 0; k < slot_count<S>; ++k) in.at[k] = static_cast<const T*>(src[self.input_of[k]]);
+    eval_range(self.eval, in, static_cast<T*>(dst), n);
+  }
+
+  /// map where the last input is one value (src[last] points at it), read by the slots that
+  /// read that input without a run of copies of it.
+  static void map_uniform_last(const void* state, const void* const* src, void* dst, std::int64_t n) {
+    const auto& self = *static_cast<const BoundFragment*>(state);
+    alignas(64) T repeated[kernels::packet_lanes<T>];
+    std::fill_n(repeated, kernels::packet_lanes<T>, *static_cast<const T*>(src[self.inputs - 1]));
+    SourcesWithUniform<T, (slot_count<S> > 0 ? slot_count<S> : 1)> in;
+    for (int k = 0; k < slot_count<S>; ++k) {
+      const bool uniform = self.input_of[k] == self.inputs - 1;
+      in.at[k] = uniform ? repeated : static_cast<const T*>(src[self.input_of[k]]);
+      in.keep[k] = uniform ? 0 : ~std::int64_t{0};
+    }
     eval_range(self.eval, in, static_cast<T*>(dst), n);
   }
 };
@@ -185,7 +222,7 @@ struct BoundFragment {
 
 /// The bound form of fragment_kernel<S>, for inputs already read as its compute type.
 template <class S>
-bool fragment_bind(std::span<const Meta>, const Meta& out, const Attrs& attrs, BoundKernel& into) {
+bool fragment_bind(std::span<const Meta> in, const Meta& out, const Attrs& attrs, BoundKernel& into) {
   DType t = FragmentAttrsReader::compute(attrs);
   return kernels::visit_compute(t, [&]<class T>(Tag<T>) {
     using Bound = detail::BoundFragment<S, T>;
@@ -194,9 +231,11 @@ bool fragment_bind(std::span<const Meta>, const Meta& out, const Attrs& attrs, B
       if (out.dtype != dtype_v<T>) return false;
       FragmentAttrsReader reader(attrs);
       Attrs scratch;
-      auto* bound = ::new (static_cast<void*>(into.state)) Bound{detail::Eval<S, T>(reader, scratch), {}};
+      auto* bound = ::new (static_cast<void*>(into.state))
+          Bound{detail::Eval<S, T>(reader, scratch), {}, static_cast<int>(in.size())};
       for (int k = 0; k < slot_count<S>; ++k) bound->input_of[k] = reader.input_of(k);
       into.map = &Bound::map;
+      if (!in.empty()) into.map_uniform_last = &Bound::map_uniform_last;
       into.input = dtype_v<T>;
       return true;
     } else {
