@@ -39,7 +39,6 @@ struct GroupMember {
   int position;  // in schedule order
   MemberRole role;
   SmallVector<int, 4> inputs;  // per input: >= 0 a member index; < 0 external number -1 - k
-  Attrs row_attrs;          // a reduction's dims for a [rows, row] tile; its floats come from the graph
 };
 
 /// A value from outside the group, read over the index space of its readers: the group's
@@ -297,8 +296,7 @@ inline void fill_group(const Schedule& s, std::span<const OpDesc* const> ops, st
   for (int p : positions) {
     const OpDesc& op = *ops[idx(p)];
     MemberRole r = role[idx(p)];
-    GroupMember m{p, r, {}, {}};
-    if (op.kind == OpKind::reduction) m.row_attrs = reduction::attrs_over_rows(s.order[idx(p)]->attrs);
+    GroupMember m{p, r, {}};
     // A reduction reads the full index space; a product its inputs whole; other members read
     // in their own index space.
     const Shape& reads_in = op.kind == OpKind::reduction || r == MemberRole::full ? group.shape : nodes[idx(p)].meta.shape;
@@ -309,7 +307,7 @@ inline void fill_group(const Schedule& s, std::span<const OpDesc* const> ops, st
         continue;
       }
       int k = lookup.member(q);
-      if (k < 0 && inline_constant(*ops[idx(q)], in)) k = add_member({q, MemberRole::constant, {}, {}});
+      if (k < 0 && inline_constant(*ops[idx(q)], in)) k = add_member({q, MemberRole::constant, {}});
       m.inputs.push_back(k >= 0 ? k : -1 - lookup.external(group, q, reads_in));
     }
     add_member(std::move(m));

@@ -167,7 +167,6 @@ inline std::vector<std::byte> serialize_plan(const Plan& plan) {
       w.put(m.position);
       w.put(static_cast<std::uint8_t>(m.role));
       w.put_all(m.inputs);
-      w.put_all(m.row_attrs.ints);
     }
     w.put(static_cast<std::uint64_t>(g.externals.size()));
     for (const GroupExternal& e : g.externals) {
@@ -232,7 +231,6 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
       LT_CHECK(m.role != MemberRole::product || &m == g.members.data(), "plan: a product that does not lead its group");
       detail::check_member_op(plan.nodes[static_cast<std::size_t>(m.position)].op, m.role);
       m.inputs = r.get_all<int>();
-      m.row_attrs.ints = r.get_all<std::int64_t>();
     }
     g.externals.resize(r.count(5));
     for (GroupExternal& e : g.externals) {

@@ -29,7 +29,7 @@ namespace lt {
 namespace detail {
 
 inline constexpr char entry_magic[8] = {'L', 'T', 'P', 'L', 'A', 'N', '\r', '\n'};
-inline constexpr std::uint32_t entry_format = 2;  // 2: plans hold groups led by a product
+inline constexpr std::uint32_t entry_format = 3;  // 2: plans hold groups led by a product; 3: members hold no row attributes
 
 /// What a plan depends on besides its graph: the library, the compiler and the instruction set.
 inline std::string build_signature() {

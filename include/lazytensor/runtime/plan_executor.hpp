@@ -58,7 +58,7 @@ inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g,
   RunCounts counts;
   for (const GroupMember& m : g.members) {
     const Node& n = node_at(m.position);
-    member_attrs.push_back(n.op->kind == OpKind::reduction ? Attrs{m.row_attrs.ints, n.attrs.floats} : Attrs{});
+    member_attrs.push_back(n.op->kind == OpKind::reduction ? reduction::attrs_over_rows(n.attrs) : Attrs{});
     counts.add(*n.op);
     if (plan.materialized[static_cast<std::size_t>(m.position)])
       values[static_cast<std::size_t>(m.position)] = output_array(plan, arena, m.position);

@@ -207,7 +207,7 @@ class RowLoop {
       inputs_.push_back(in);
     }
     const Meta out{Shape{1, 1}, n.meta.dtype, false};
-    if (m.reduction) m.row_attrs = Attrs{gm.row_attrs.ints, n.attrs.floats};
+    if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
     m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
     if (!n.op->bind(metas, out, *m.attrs, m.kernel)) return false;
     for (std::size_t k = 0; k < m.input_count; ++k) {
