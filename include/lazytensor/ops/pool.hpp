@@ -4,6 +4,11 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
@@ -131,6 +136,59 @@ inline bool plain_2x2(const Window& w) {
   return w.kh == 2 && w.kw == 2 && w.sh == 2 && w.sw == 2 && w.ph == 0 && w.pw == 0 && w.dh == 1 && w.dw == 1;
 }
 
+/// The gradient of a row of whole 2x2 windows (input rows r0 and r1; g, the outputs'
+/// gradients), 16 windows at a time: each window's gradient goes to the element window_argmax
+/// chooses (the first NaN, else the first largest), +0 to its other three. Returns how many
+/// windows it wrote (all where the instructions exist, else none: the search does them).
+inline std::int64_t plain_2x2_backward_packets([[maybe_unused]] const float* r0, [[maybe_unused]] const float* r1,
+                                               [[maybe_unused]] const float* g, [[maybe_unused]] std::int64_t windows,
+                                               [[maybe_unused]] float* d0, [[maybe_unused]] float* d1) {
+  std::int64_t j = 0;
+#if defined(__AVX512F__)
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i second_half = _mm512_add_epi32(first_half, _mm512_set1_epi32(8));
+  for (; j < windows; j += 16) {
+    // The last packet of a row is cut short by masks: rows of whole windows are often short.
+    const auto lanes = static_cast<unsigned>(2 * std::min<std::int64_t>(16, windows - j));
+    const auto low = static_cast<__mmask16>(lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1);
+    const auto high = static_cast<__mmask16>(lanes <= 16 ? 0u : lanes == 32 ? 0xFFFFu : (1u << (lanes - 16)) - 1);
+    const auto each = static_cast<__mmask16>(lanes == 32 ? 0xFFFFu : (1u << (lanes / 2)) - 1);
+    const __m512 a0 = _mm512_maskz_loadu_ps(low, r0 + 2 * j), a1 = _mm512_maskz_loadu_ps(high, r0 + 2 * j + 16);
+    const __m512 b0 = _mm512_maskz_loadu_ps(low, r1 + 2 * j), b1 = _mm512_maskz_loadu_ps(high, r1 + 2 * j + 16);
+    // The four taps of 16 windows, in window_argmax's order.
+    const __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
+    const __m512 u = _mm512_permutex2var_ps(b0, even, b1), v = _mm512_permutex2var_ps(b0, odd, b1);
+    const __mmask16 take_q = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ);
+    __m512 best = _mm512_mask_blend_ps(take_q, p, q);
+    const __mmask16 take_u = _mm512_cmp_ps_mask(u, best, _CMP_GT_OQ);
+    best = _mm512_mask_blend_ps(take_u, best, u);
+    const __mmask16 take_v = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
+    __mmask16 at_v = take_v, at_u = take_u & ~take_v, at_q = take_q & ~take_u & ~take_v;
+    __mmask16 at_p = ~(at_q | at_u | at_v);
+    const __mmask16 nan_p = _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), nan_q = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+    const __mmask16 nan_u = _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q), nan_v = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    if (const __mmask16 any = nan_p | nan_q | nan_u | nan_v; any != 0) {  // the first NaN wins
+      at_p = (at_p & ~any) | nan_p;
+      at_q = (at_q & ~any) | (nan_q & ~nan_p);
+      at_u = (at_u & ~any) | (nan_u & ~nan_p & ~nan_q);
+      at_v = (at_v & ~any) | (nan_v & ~nan_p & ~nan_q & ~nan_u);
+    }
+    // As the gradient added to a zeroed element.
+    const __m512 grad = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(each, g + j));
+    const __m512 dp = _mm512_maskz_mov_ps(at_p, grad), dq = _mm512_maskz_mov_ps(at_q, grad);
+    const __m512 du = _mm512_maskz_mov_ps(at_u, grad), dv = _mm512_maskz_mov_ps(at_v, grad);
+    _mm512_mask_storeu_ps(d0 + 2 * j, low, _mm512_permutex2var_ps(dp, first_half, dq));
+    _mm512_mask_storeu_ps(d0 + 2 * j + 16, high, _mm512_permutex2var_ps(dp, second_half, dq));
+    _mm512_mask_storeu_ps(d1 + 2 * j, low, _mm512_permutex2var_ps(du, first_half, dv));
+    _mm512_mask_storeu_ps(d1 + 2 * j + 16, high, _mm512_permutex2var_ps(du, second_half, dv));
+  }
+  j = std::min(j, windows);
+#endif
+  return j;
+}
+
 inline void max_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
   std::int64_t H = in[0].shape[2], W = in[0].shape[3];
@@ -180,16 +238,26 @@ inline void max_pool2d_backward_kernel(std::span<const View> in, const View& out
   const std::int64_t H = out.shape[2], W = out.shape[3], OH = g.view.shape[2], OW = g.view.shape[3];
   const std::int64_t planes = out.shape[0] * out.shape[1];
   kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    // Whole 2x2 windows are disjoint: rows of them are written 16 windows at a time.
+    const bool packets = std::is_same_v<T, float> && plain_2x2(w);
+    const std::int64_t whole_rows = std::min(OH, H / 2), whole = std::min(OW, W / 2);
     kernels::parallel_for_each_block(planes, H * W, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t k = b; k < e; ++k) {
         const T *xp = x.view.ptr<T>() + k * H * W, *gp = g.view.ptr<T>() + k * OH * OW;
         T* dx = out.ptr<T>() + k * H * W;
         std::fill_n(dx, H * W, T(0));
-        for (std::int64_t oi = 0; oi < OH; ++oi)
-          for (std::int64_t oj = 0; oj < OW; ++oj) {
+        for (std::int64_t oi = 0; oi < OH; ++oi) {
+          std::int64_t oj = 0;
+          if constexpr (std::is_same_v<T, float>)
+            if (packets && oi < whole_rows) {
+              const std::int64_t top = 2 * oi * W;
+              oj = plain_2x2_backward_packets(xp + top, xp + top + W, gp + oi * OW, whole, dx + top, dx + top + W);
+            }
+          for (; oj < OW; ++oj) {
             std::int64_t at = window_argmax(xp, H, W, w, oi * w.sh - w.ph, oj * w.sw - w.pw);
             if (at >= 0) dx[at] += gp[oi * OW + oj];
           }
+        }
       }
     });
   });
