@@ -152,11 +152,13 @@ inline std::int64_t plain_2x2_backward_packets([[maybe_unused]] const float* r0,
   for (; j < windows; j += 16) {
     // The last packet of a row is cut short by masks: rows of whole windows are often short.
     const auto lanes = static_cast<unsigned>(2 * std::min<std::int64_t>(16, windows - j));
-    const auto low = static_cast<__mmask16>(lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1);
-    const auto high = static_cast<__mmask16>(lanes <= 16 ? 0u : lanes == 32 ? 0xFFFFu : (1u << (lanes - 16)) - 1);
-    const auto each = static_cast<__mmask16>(lanes == 32 ? 0xFFFFu : (1u << (lanes / 2)) - 1);
-    const __m512 a0 = _mm512_maskz_loadu_ps(low, r0 + 2 * j), a1 = _mm512_maskz_loadu_ps(high, r0 + 2 * j + 16);
-    const __m512 b0 = _mm512_maskz_loadu_ps(low, r1 + 2 * j), b1 = _mm512_maskz_loadu_ps(high, r1 + 2 * j + 16);
+    const auto first_lanes = static_cast<__mmask16>(lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1);
+    const auto second_lanes = static_cast<__mmask16>(lanes <= 16 ? 0u : lanes == 32 ? 0xFFFFu : (1u << (lanes - 16)) - 1);
+    const auto window_lanes = static_cast<__mmask16>(lanes == 32 ? 0xFFFFu : (1u << (lanes / 2)) - 1);
+    const __m512 a0 = _mm512_maskz_loadu_ps(first_lanes, r0 + 2 * j);
+    const __m512 a1 = _mm512_maskz_loadu_ps(second_lanes, r0 + 2 * j + 16);
+    const __m512 b0 = _mm512_maskz_loadu_ps(first_lanes, r1 + 2 * j);
+    const __m512 b1 = _mm512_maskz_loadu_ps(second_lanes, r1 + 2 * j + 16);
     // The four taps of 16 windows, in window_argmax's order.
     const __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
     const __m512 u = _mm512_permutex2var_ps(b0, even, b1), v = _mm512_permutex2var_ps(b0, odd, b1);
@@ -176,13 +178,13 @@ inline std::int64_t plain_2x2_backward_packets([[maybe_unused]] const float* r0,
       at_v = (at_v & ~any) | (nan_v & ~nan_p & ~nan_q & ~nan_u);
     }
     // As the gradient added to a zeroed element.
-    const __m512 grad = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(each, g + j));
+    const __m512 grad = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(window_lanes, g + j));
     const __m512 dp = _mm512_maskz_mov_ps(at_p, grad), dq = _mm512_maskz_mov_ps(at_q, grad);
     const __m512 du = _mm512_maskz_mov_ps(at_u, grad), dv = _mm512_maskz_mov_ps(at_v, grad);
-    _mm512_mask_storeu_ps(d0 + 2 * j, low, _mm512_permutex2var_ps(dp, first_half, dq));
-    _mm512_mask_storeu_ps(d0 + 2 * j + 16, high, _mm512_permutex2var_ps(dp, second_half, dq));
-    _mm512_mask_storeu_ps(d1 + 2 * j, low, _mm512_permutex2var_ps(du, first_half, dv));
-    _mm512_mask_storeu_ps(d1 + 2 * j + 16, high, _mm512_permutex2var_ps(du, second_half, dv));
+    _mm512_mask_storeu_ps(d0 + 2 * j, first_lanes, _mm512_permutex2var_ps(dp, first_half, dq));
+    _mm512_mask_storeu_ps(d0 + 2 * j + 16, second_lanes, _mm512_permutex2var_ps(dp, second_half, dq));
+    _mm512_mask_storeu_ps(d1 + 2 * j, first_lanes, _mm512_permutex2var_ps(du, first_half, dv));
+    _mm512_mask_storeu_ps(d1 + 2 * j + 16, second_lanes, _mm512_permutex2var_ps(du, second_half, dv));
   }
   j = std::min(j, windows);
 #endif
