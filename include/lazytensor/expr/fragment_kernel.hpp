@@ -108,8 +108,10 @@ template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T>
   }
 };
 
-/// The slots' sources of a skeleton (at least one, for skeletons without slots).
-template <class S, class T> using SourcesOf = Sources<T, (slot_count<S> > 0 ? slot_count<S> : 1)>;
+/// Room for the slots of skeleton S: at least one, for skeletons without slots.
+template <class S> inline constexpr int slot_room = slot_count<S> > 0 ? slot_count<S> : 1;
+/// The slots' sources of a skeleton.
+template <class S, class T> using SourcesOf = Sources<T, slot_room<S>>;
 
 /// dst[i] = e(src..., i) for i in [0, n); `stream`: packets stored past the caches.
 template <class S, class T, class Src>
@@ -139,12 +141,12 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
   FragmentAttrsReader reader(attrs);
   Attrs scratch;
   const Eval<S, T> eval(reader, scratch);
-  int input_of[slots > 0 ? slots : 1];
+  int input_of[slot_room<S>];
   for (int k = 0; k < slots; ++k) input_of[k] = reader.input_of(k);
 
   std::vector<kernels::Operand> ops;
   ops.reserve(in.size());
-  constexpr std::size_t max_inputs = slots > 0 ? slots : 1;
+  constexpr std::size_t max_inputs = slot_room<S>;
   bool per_row[max_inputs] = {}, any_per_row = false;
   // Direct: every input a plain array of T in output order, or one value per innermost row.
   bool direct = out.dtype == dtype_v<T> && in.size() <= max_inputs;
@@ -173,7 +175,7 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
       });
       return;
     }
-    alignas(64) T buf[slots > 0 ? slots : 1][kernels::chunk_size];
+    alignas(64) T buf[slot_room<S>][kernels::chunk_size];
     alignas(64) T res[kernels::chunk_size];
     for (std::int64_t b = begin; b < end; b += kernels::chunk_size) {
       std::int64_t n = std::min(end, b + kernels::chunk_size) - b;
@@ -192,7 +194,7 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
 template <class S, class T>
 struct BoundFragment {
   Eval<S, T> eval;
-  int input_of[slot_count<S> > 0 ? slot_count<S> : 1];
+  int input_of[slot_room<S>];
   int inputs;  // how many inputs the fragment reads
 
   static void map(const void* state, const void* const* src, void* dst, std::int64_t n) {
@@ -208,7 +210,7 @@ struct BoundFragment {
     const auto& self = *static_cast<const BoundFragment*>(state);
     alignas(64) T repeated[kernels::packet_lanes<T>];
     std::fill_n(repeated, kernels::packet_lanes<T>, *static_cast<const T*>(src[self.inputs - 1]));
-    SourcesWithUniform<T, (slot_count<S> > 0 ? slot_count<S> : 1)> in;
+    SourcesWithUniform<T, slot_room<S>> in;
     for (int k = 0; k < slot_count<S>; ++k) {
       const bool uniform = self.input_of[k] == self.inputs - 1;
       in.at[k] = uniform ? repeated : static_cast<const T*>(src[self.input_of[k]]);

@@ -241,7 +241,7 @@ inline void max_pool2d_backward_kernel(std::span<const View> in, const View& out
   const std::int64_t planes = out.shape[0] * out.shape[1];
   kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
     // Whole 2x2 windows are disjoint: rows of them are written 16 windows at a time.
-    const bool packets = std::is_same_v<T, float> && plain_2x2(w);
+    const bool packets = plain_2x2(w);
     const std::int64_t whole_rows = std::min(OH, H / 2), whole = std::min(OW, W / 2);
     kernels::parallel_for_each_block(planes, H * W, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t k = b; k < e; ++k) {
