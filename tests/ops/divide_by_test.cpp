@@ -1,6 +1,7 @@
-// Division by one divisor (a C++ scalar, a 0-dim tensor, a row's sum) broadcasts it in place of
-// reading a run of its copies; these tests hold it to the bits of plain division for every
-// class of value, in its packet and scalar forms and through the lazy ops.
+// Division by one divisor (a C++ scalar, a 0-dim tensor, a row's sum) multiplies by the
+// reciprocal and corrects the product where the hardware has FMA; these tests hold it to the
+// bits of plain division for every class of value, in its packet and scalar forms and through
+// the lazy ops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,6 +56,15 @@ template <class T> void expect_division_bits(std::uint64_t seed) {
 }
 
 TEST(DivideBy, GivesTheBitsOfDivisionForEveryClassOfValue) {
+#if defined(EIGEN_VECTORIZE_FMA)
+  // Built for a CPU with FMA (the native tests), the corrected product is what runs.
+  EXPECT_TRUE(kernels::pk::DivideBy<float>::fused && kernels::pk::DivideBy<double>::fused);
+  EXPECT_TRUE(kernels::pk::DivideBy<float>(3.0f).refine);
+#endif
+  for (float b : {0.37f, 1.0f, 1e6f, -2.5e-6f}) {
+    const kernels::pk::DivideBy<float> by(b);
+    for (float a : {1.0f, -7.25f, 0.1f, 3e20f, 1e-30f, 0.0f}) EXPECT_TRUE(same_bits(by(a), a / b)) << a << " / " << b;
+  }
   expect_division_bits<float>(1);
   expect_division_bits<double>(2);
 }

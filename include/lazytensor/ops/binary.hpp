@@ -30,13 +30,8 @@ struct Mul {
 struct Div {
   template <class T> T operator()(T a, T b) const { return a / b; }
   template <class P> P packet(const P& a, const P& b) const { return pk::pdiv(a, b); }
-  /// By one divisor: it is broadcast once, not read from a run of copies.
-  template <class T> struct By {
-    T b;
-    T operator()(T a) const { return a / b; }
-    template <class P> P packet(const P& a) const { return pk::pdiv(a, pk::splat<P>(b)); }
-  };
-  template <class T> requires std::is_floating_point_v<T> By<T> with_last(T b) const { return {b}; }
+  /// By one divisor: multiplied by its reciprocal and corrected to the bits of division.
+  template <class T> requires std::is_floating_point_v<T> pk::DivideBy<T> with_last(T b) const { return pk::DivideBy<T>(b); }
 };
 struct Pow {
   template <class T> T operator()(T a, T b) const {

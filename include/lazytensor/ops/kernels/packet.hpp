@@ -56,6 +56,65 @@ template <class P>
   return !predux_any(pandnot(ptrue(x), pcmp_le(pabs(x), pset1<P>(bound))));
 }
 
+/// Whether every lane of x has lo <= |x| <= hi (false for a NaN lane).
+template <class P>
+[[gnu::always_inline]] inline bool all_magnitudes_within(const P& x, packet_scalar_t<P> lo, packet_scalar_t<P> hi) {
+  using namespace Eigen::internal;
+#if defined(__AVX512F__)
+  // Compares into mask registers: a packet's predux_any costs more than the compares.
+  if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, float>) {
+    const __m512 m = _mm512_abs_ps(x);
+    return _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(m, _mm512_set1_ps(lo), _CMP_GE_OQ), m, _mm512_set1_ps(hi), _CMP_LE_OQ) == 0xFFFF;
+  }
+  if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, double>) {
+    const __m512d m = _mm512_abs_pd(x);
+    return _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(m, _mm512_set1_pd(lo), _CMP_GE_OQ), m, _mm512_set1_pd(hi), _CMP_LE_OQ) == 0xFF;
+  }
+#endif
+  const P m = pabs(x);
+  return !predux_any(pandnot(ptrue(x), pand(pcmp_le(pset1<P>(lo), m), pcmp_le(m, pset1<P>(hi)))));
+}
+
+/// Division of many values by one divisor b with the bits of a / b, at the cost of a product:
+/// q = a * (1/b) is within an ulp of a / b, and one fused correction, q + (a - q b) * (1/b) with
+/// the remainder exact, rounds it to the correctly rounded quotient (Markstein's theorem, for a
+/// correctly rounded reciprocal). The theorem holds where nothing under- or overflows: with the
+/// divisor within 2^+-20 (2^+-100 for double), a quotient q within 2^+-80 (2^+-800) puts the
+/// dividend within 2^+-100 (2^+-900), far inside the normal range, so one check of q per
+/// packet suffices. Other packets (zeros, subnormals, huge values, inf, NaN) and other divisors
+/// divide as they are, as does every lane without hardware FMA.
+template <class T> struct DivideBy {
+  static_assert(std::is_floating_point_v<T>);
+  static constexpr bool is_float = std::is_same_v<T, float>;
+  static constexpr T divisor_lo = is_float ? T(0x1p-20) : T(0x1p-100), divisor_hi = is_float ? T(0x1p20) : T(0x1p100);
+  static constexpr T quotient_lo = is_float ? T(0x1p-80) : T(0x1p-800), quotient_hi = is_float ? T(0x1p80) : T(0x1p800);
+#if defined(EIGEN_VECTORIZE_FMA)
+  static constexpr bool fused = true;
+#else
+  static constexpr bool fused = false;
+#endif
+  T b, r;
+  bool refine;
+
+  explicit DivideBy(T divisor)
+      : b(divisor), r(T(1) / divisor), refine(fused && std::abs(divisor) >= divisor_lo && std::abs(divisor) <= divisor_hi) {}
+
+  T operator()(T a) const {
+    if (!refine) return a / b;
+    const T q = a * r;
+    if (!(std::abs(q) >= quotient_lo && std::abs(q) <= quotient_hi)) return a / b;
+    return std::fma(std::fma(-q, b, a), r, q);
+  }
+  template <class P> [[gnu::always_inline]] P packet(const P& a) const {
+    using namespace Eigen::internal;
+    const P vb = pset1<P>(b);
+    if (!refine) return pdiv(a, vb);
+    const P vr = pset1<P>(r), q = pmul(a, vr);
+    if (!all_magnitudes_within(q, quotient_lo, quotient_hi)) [[unlikely]] return pdiv(a, vb);
+    return pmadd(pmadd(pnegate(q), vb, a), vr, q);
+  }
+};
+
 /// y with libm's exp in the lanes where x is outside [-bound, bound] or NaN. Out of line and
 /// cold: a call inside the hot loop would make the compiler reload its constants every packet.
 template <class P>
