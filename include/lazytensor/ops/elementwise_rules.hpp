@@ -69,6 +69,19 @@ struct Select {
 /// Broadcast shape of all operands, dtype from the rule.
 template <class Rule>
 Meta elementwise_infer(std::span<const Meta> in, const Attrs&) {
+  // Most ops trace on operands of one shape, or beside zero-dim ones (C++ scalars): their
+  // result shape needs no broadcast, and tracing is on every op's path.
+  const Meta* widest = &in[0];
+  bool one_shape = true;
+  for (const Meta& m : in.subspan(1)) {
+    if (m.shape.rank() == 0) continue;
+    if (widest->shape.rank() == 0) widest = &m;
+    else one_shape = one_shape && m.shape == widest->shape;
+  }
+  if (one_shape) {
+    for (const Meta& m : in) LT_CHECK(m.dtype != DType::bf16, "bf16 has no kernels yet");
+    return {widest->shape, Rule::result(in)};
+  }
   Shape s = in[0].shape;
   for (const Meta& m : in.subspan(1)) {
     Shape next;
