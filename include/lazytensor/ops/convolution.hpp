@@ -80,59 +80,84 @@ template <class T>
   if (i < n) std::memcpy(dst + n - block, src + n - block, sizeof(T) * block);
 }
 
+/// Where one kernel offset reads inside the image: output rows [r0, r1) for kernel row ki,
+/// output columns [c0, c1) for kernel column kj, and the input row and column that output
+/// (0, 0) reads (negative in the padding). Known per offset, so the loops over output rows
+/// test nothing per row.
+struct KernelOffset {
+  std::int64_t r0, r1, c0, c1, first_row, first_col;
+};
+inline std::int64_t inside_from(std::int64_t first, std::int64_t stride, std::int64_t out) {
+  return first >= 0 ? 0 : std::min(out, (-first + stride - 1) / stride);
+}
+inline std::int64_t inside_to(std::int64_t first, std::int64_t stride, std::int64_t in, std::int64_t out, std::int64_t from) {
+  return first >= in ? from : std::max(from, std::min(out, (in - 1 - first) / stride + 1));
+}
+inline KernelOffset kernel_offset(const ConvGeometry& g, std::int64_t ki, std::int64_t kj) {
+  const ConvParams& p = g.p;
+  KernelOffset k{0, 0, 0, 0, ki * p.dh - p.ph, kj * p.dw - p.pw};
+  k.r0 = inside_from(k.first_row, p.sh, g.OH);
+  k.r1 = inside_to(k.first_row, p.sh, g.H, g.OH, k.r0);
+  k.c0 = inside_from(k.first_col, p.sw, g.OW);
+  k.c1 = inside_to(k.first_col, p.sw, g.W, g.OW, k.c0);
+  return k;
+}
+
 /// Writes the columns of one group of one image (cg channels of H x W at `img`): row
 /// (c, ki, kj), at cols + row * ld, holds for each output pixel the value its window reads
 /// there, 0 in the padding.
 template <class T>
 void im2col(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
   const ConvParams& p = g.p;
-  for (std::int64_t c = 0; c < g.cg; ++c)
-    for (std::int64_t ki = 0; ki < g.KH; ++ki)
-      for (std::int64_t kj = 0; kj < g.KW; ++kj) {
+  // Channels innermost: an offset's ranges are worked out (with divisions) once per call.
+  for (std::int64_t ki = 0; ki < g.KH; ++ki)
+    for (std::int64_t kj = 0; kj < g.KW; ++kj) {
+      const KernelOffset k = kernel_offset(g, ki, kj);
+      for (std::int64_t c = 0; c < g.cg; ++c) {
         T* row = cols + ((c * g.KH + ki) * g.KW + kj) * ld;
-        // Output columns [lo, hi) read inside the image along W; the rest is padding.
-        const std::int64_t first = kj * p.dw - p.pw;  // input column of output column 0
-        const std::int64_t lo = first >= 0 ? 0 : std::min(g.OW, (-first + p.sw - 1) / p.sw);
-        const std::int64_t hi = first >= g.W ? lo : std::max(lo, std::min(g.OW, (g.W - 1 - first) / p.sw + 1));
-        for (std::int64_t oi = 0; oi < g.OH; ++oi) {
-          const std::int64_t ii = oi * p.sh - p.ph + ki * p.dh;
-          T* dst = row + oi * g.OW;
-          if (ii < 0 || ii >= g.H) {
-            std::fill(dst, dst + g.OW, T(0));
-            continue;
-          }
-          const T* src = img + (c * g.H + ii) * g.W + first;
-          std::fill(dst, dst + lo, T(0));
-          if (p.sw == 1) copy_row(src + lo, hi - lo, dst + lo);
+        std::fill(row, row + k.r0 * g.OW, T(0));
+        std::fill(row + k.r1 * g.OW, row + g.OH * g.OW, T(0));
+        if (k.r0 >= k.r1) continue;
+        const T* src = img + (c * g.H + k.r0 * p.sh + k.first_row) * g.W + k.first_col;
+        T* dst = row + k.r0 * g.OW;
+        const std::int64_t step = p.sh * g.W;
+        if (p.sw == 1 && k.c0 == 0 && k.c1 == g.OW) {  // no padding along the row: one copy
+          for (std::int64_t r = k.r0; r < k.r1; ++r, src += step, dst += g.OW) copy_row(src, g.OW, dst);
+          continue;
+        }
+        for (std::int64_t r = k.r0; r < k.r1; ++r, src += step, dst += g.OW) {
+          std::fill(dst, dst + k.c0, T(0));
+          if (p.sw == 1) copy_row(src + k.c0, k.c1 - k.c0, dst + k.c0);
           else
-            for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj] = src[oj * p.sw];
-          std::fill(dst + hi, dst + g.OW, T(0));
+            for (std::int64_t oj = k.c0; oj < k.c1; ++oj) dst[oj] = src[oj * p.sw];
+          std::fill(dst + k.c1, dst + g.OW, T(0));
         }
       }
+    }
 }
 
 /// The reverse of im2col: adds each column value into the input element it was read from.
 template <class T>
 void col2im(const ConvGeometry& g, const T* cols, T* img) {
   const ConvParams& p = g.p;
-  for (std::int64_t c = 0; c < g.cg; ++c)
-    for (std::int64_t ki = 0; ki < g.KH; ++ki)
-      for (std::int64_t kj = 0; kj < g.KW; ++kj) {
-        const T* row = cols + ((c * g.KH + ki) * g.KW + kj) * g.pixels;
-        const std::int64_t first = kj * p.dw - p.pw;
-        const std::int64_t lo = first >= 0 ? 0 : std::min(g.OW, (-first + p.sw - 1) / p.sw);
-        const std::int64_t hi = first >= g.W ? lo : std::max(lo, std::min(g.OW, (g.W - 1 - first) / p.sw + 1));
-        for (std::int64_t oi = 0; oi < g.OH; ++oi) {
-          const std::int64_t ii = oi * p.sh - p.ph + ki * p.dh;
-          if (ii < 0 || ii >= g.H) continue;
-          T* dst = img + (c * g.H + ii) * g.W + first;
-          const T* src = row + oi * g.OW;
+  // Channels innermost, as in im2col; each input element still adds its offsets' values in
+  // (ki, kj) order, since channels never share an element.
+  for (std::int64_t ki = 0; ki < g.KH; ++ki)
+    for (std::int64_t kj = 0; kj < g.KW; ++kj) {
+      const KernelOffset k = kernel_offset(g, ki, kj);
+      if (k.r0 >= k.r1) continue;
+      for (std::int64_t c = 0; c < g.cg; ++c) {
+        const T* src = cols + ((c * g.KH + ki) * g.KW + kj) * g.pixels + k.r0 * g.OW;
+        T* dst = img + (c * g.H + k.r0 * p.sh + k.first_row) * g.W + k.first_col;
+        const std::int64_t step = p.sh * g.W;
+        for (std::int64_t r = k.r0; r < k.r1; ++r, src += g.OW, dst += step) {
           if (p.sw == 1)  // contiguous: vectorised
-            for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj] += src[oj];
+            for (std::int64_t oj = k.c0; oj < k.c1; ++oj) dst[oj] += src[oj];
           else
-            for (std::int64_t oj = lo; oj < hi; ++oj) dst[oj * p.sw] += src[oj];
+            for (std::int64_t oj = k.c0; oj < k.c1; ++oj) dst[oj * p.sw] += src[oj];
         }
       }
+    }
 }
 
 /// A buffer per thread for columns: every element is written before it is read, so it is

@@ -165,8 +165,11 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   for (std::size_t p = 0; p < s.order.size(); ++p)
     if (s.order[p]->is_data()) values[p] = s.order[p]->leaf().data;
   auto release_inputs = [&](int p) {
-    for (int q : s.inputs[static_cast<std::size_t>(p)])
-      if (--uses[static_cast<std::size_t>(q)] == 0) values[static_cast<std::size_t>(q)] = {};
+    for (int q : s.inputs[static_cast<std::size_t>(p)]) {
+      Array& value = values[static_cast<std::size_t>(q)];
+      // Most values of a fused group never leave it: nothing to free.
+      if (--uses[static_cast<std::size_t>(q)] == 0 && value.defined()) value = {};
+    }
   };
   std::vector<Array> args;
   for (const PlanStep& step : plan.steps) {

@@ -96,6 +96,9 @@ class RowLoop {
       externals_.push_back(x);
     }
     members_.resize(g_.members.size());
+    std::size_t input_count = 0;
+    for (const GroupMember& gm : g_.members) input_count += gm.inputs.size();
+    inputs_.reserve(input_count);
     for (std::size_t i = 0; i < g_.members.size(); ++i)
       if (!bind_member(i)) return false;
     return true;
@@ -150,6 +153,7 @@ class RowLoop {
     const Attrs* attrs = nullptr;  // the node's, or for a reduction row_attrs over [rows, row]
     Attrs row_attrs;
     std::int64_t per = 0;  // values per row it makes
+    DType out_dtype = DType::f32;  // the dtype of the values it makes
     bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
     bool materialized = false, streamed = false;
     bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
@@ -187,6 +191,7 @@ class RowLoop {
         gm.inputs.size() > max_inputs)
       return false;
     m.per = gm.role == MemberRole::full ? g_.row : 1;
+    m.out_dtype = n.meta.dtype;
     m.reduction = n.op->kind == OpKind::reduction;
     // The operands' Metas as the view-based loop shows them to a kernel: tile-shaped, or zero-dim.
     thread_local std::vector<Meta> metas;
@@ -286,7 +291,7 @@ class RowLoop {
       const Member& m = members_[i];
       if (m.constant) continue;
       std::byte* out = member_tile(i, r0, base);
-      const std::size_t out_size = itemsize(node(static_cast<int>(i)).meta.dtype), in_size = itemsize(m.kernel.input);
+      const std::size_t out_size = itemsize(m.out_dtype), in_size = itemsize(m.kernel.input);
       const std::byte* at[max_inputs];
       const std::span<const Input> ins = inputs_of(m);
       for (std::size_t k = 0; k < ins.size(); ++k) {
@@ -296,7 +301,7 @@ class RowLoop {
                                   : external_at[idx(in.external)];
       }
       if (m.reduction) {
-        const DType out_dtype = node(static_cast<int>(i)).meta.dtype;
+        const DType out_dtype = m.out_dtype;
         for (std::int64_t r = 0; r < rows; ++r) {
           std::byte* dst = out + r * static_cast<std::int64_t>(out_size);
           const std::byte* row_values = at[0] + r * row * static_cast<std::int64_t>(in_size);
