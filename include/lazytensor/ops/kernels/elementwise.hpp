@@ -42,8 +42,10 @@ void for_each_row_run(std::span<const Operand> ops, std::span<const bool> per_ro
   // along which each such input is constant (a channel's bias over [N, C, H, W] holds for H x W
   // values), so that its value is looked up once per such block, not once per row.
   std::int64_t inner = std::numeric_limits<std::int64_t>::max();
+  ElementOffset at[MaxInputs];
   for (std::size_t k = 0; k < ops.size(); ++k) {
     if (!per_row[k]) continue;
+    at[k] = ElementOffset(out, ops[k].strides);
     std::int64_t extent = 1;
     int d = out.rank() - 1;
     for (; d >= 0 && (ops[k].strides[d] == 0 || out[d] == 1); --d) extent *= out[d];
@@ -56,8 +58,7 @@ void for_each_row_run(std::span<const Operand> ops, std::span<const bool> per_ro
         src[k] = reinterpret_cast<const Tc*>(ops[k].data) + b;
         continue;
       }
-      Tc v;
-      load_chunk<Tc>(ops[k], out, b, b + 1, &v);
+      const Tc v = load_one<Tc>(ops[k], at[k], b);
       // Compared as bits: -0 and +0 differ, and a NaN equals itself.
       if (filled[k] < n || std::memcmp(&v, &value[k], sizeof v) != 0) {
         std::fill_n(fill[k], n, v);

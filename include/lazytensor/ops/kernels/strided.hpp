@@ -1,6 +1,7 @@
 #pragma once
 // Reading strided, broadcast and mixed-dtype operands in contiguous chunks of a compute type.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -38,6 +39,36 @@ class OffsetWalker {
   const Strides& strides_;
   Dims idx_;
   std::int64_t offset_ = 0;
+};
+
+/// The offset of element i (in row-major order of `out`) in an operand of strides `strides`
+/// over `out`, found by a division per dim the operand moves along and none per broadcast
+/// dim: for lookups here and there, where setting up a walker would cost more than the walk.
+class ElementOffset {
+ public:
+  ElementOffset() = default;
+  ElementOffset(const Shape& out, const Strides& strides) {
+    std::int64_t pitch = 1;
+    for (int d = out.rank() - 1; d >= 0; --d) {
+      if (strides[d] != 0 && out[d] > 1) dims_[static_cast<std::size_t>(moving_++)] = {pitch, out[d], strides[d]};
+      pitch *= out[d];
+    }
+  }
+  std::int64_t operator()(std::int64_t i) const {
+    std::int64_t offset = 0;
+    for (int k = 0; k < moving_; ++k) {
+      const Dim& d = dims_[static_cast<std::size_t>(k)];
+      offset += i / d.pitch % d.extent * d.stride;
+    }
+    return offset;
+  }
+
+ private:
+  struct Dim {
+    std::int64_t pitch, extent, stride;  // pitch: elements of `out` per step along the dim
+  };
+  std::array<Dim, max_rank> dims_{};
+  int moving_ = 0;
 };
 
 /// `shape` and `strides` with neighbouring dims merged wherever one walk covers both (a dim
@@ -119,6 +150,12 @@ struct Operand {
       : data(v.data), dtype(v.dtype), strides(broadcast_strides(v.shape, v.strides, out)),
         dense(v.shape == out && v.contiguous()) {}
 };
+
+/// Element i of `op` (in the output's index order) as Tc, its offset found by `at`.
+template <class Tc>
+Tc load_one(const Operand& op, const ElementOffset& at, std::int64_t i) {
+  return visit(op.dtype, [&]<class T>(Tag<T>) { return static_cast<Tc>(reinterpret_cast<const T*>(op.data)[at(i)]); });
+}
 
 /// Copies elements [begin, end) of `op` (in the output's index order) into dst as Tc.
 template <class Tc>

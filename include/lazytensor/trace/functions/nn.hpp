@@ -122,7 +122,9 @@ inline Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::opt
   Dims dims;
   for (int i = x.dim() - k; i < x.dim(); ++i) dims.push_back(i);
   Tensor mu = mean(x, dims, true);
-  Tensor y = (x - mu) * rsqrt(var(x, dims, 0, true) + eps);
+  // A Tensor of its own, not part of the expression below: computed once per row, not per element.
+  Tensor inv_std = rsqrt(var(x, dims, 0, true) + eps);
+  Tensor y = (x - mu) * inv_std;
   if (weight) y = y * *weight;
   return bias ? y + *bias : y;
 }
@@ -156,7 +158,9 @@ inline Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_va
       op_error("batch_norm", {&x, 1}, "eval mode needs running_mean and running_var");
     mu = running_mean, v = running_var;
   }
-  Tensor y = (x - mu.reshape(stat_shape)) * rsqrt(v.reshape(stat_shape) + eps);
+  // A Tensor of its own, not part of the expression below: computed once per channel, not per element.
+  Tensor inv_std = rsqrt(v.reshape(stat_shape) + eps);
+  Tensor y = (x - mu.reshape(stat_shape)) * inv_std;
   if (weight) y = y * weight->reshape(stat_shape);
   return bias ? y + bias->reshape(stat_shape) : y;
 }
