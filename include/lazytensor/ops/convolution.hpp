@@ -80,6 +80,57 @@ template <class T>
   if (i < n) std::memcpy(dst + n - block, src + n - block, sizeof(T) * block);
 }
 
+/// `rows` rows of n >= 1 values, from rows `step` apart to rows n apart. Where n takes one to
+/// four 32-byte blocks, each row is that many block copies (the last ending at n, overlapping
+/// the one before), the same few instructions for every row: a loop over a row length known
+/// only at run time cost more than the copy for rows of 8 to 32 values.
+template <int Blocks, class T>
+void copy_rows_in_blocks(const T* src, std::int64_t step, T* dst, std::int64_t n, std::int64_t rows) {
+  constexpr std::int64_t block = 32 / sizeof(T);
+  for (std::int64_t r = 0; r < rows; ++r, src += step, dst += n) {
+    for (int b = 0; b + 1 < Blocks; ++b) std::memcpy(dst + b * block, src + b * block, 32);
+    std::memcpy(dst + n - block, src + n - block, 32);
+  }
+}
+template <class T>
+void copy_rows(const T* src, std::int64_t step, T* dst, std::int64_t n, std::int64_t rows) {
+  constexpr std::int64_t block = 32 / sizeof(T);
+  if (n >= block) {
+    switch ((n + block - 1) / block) {
+      case 1: return copy_rows_in_blocks<1>(src, step, dst, n, rows);
+      case 2: return copy_rows_in_blocks<2>(src, step, dst, n, rows);
+      case 3: return copy_rows_in_blocks<3>(src, step, dst, n, rows);
+      case 4: return copy_rows_in_blocks<4>(src, step, dst, n, rows);
+      default: break;
+    }
+  }
+  for (std::int64_t r = 0; r < rows; ++r, src += step, dst += n) copy_row(src, n, dst);
+}
+
+/// dst row r += src row r for `rows` rows of n values, src rows n apart and dst rows `step`
+/// apart; a row of one to four whole 32-byte blocks takes a fixed sequence of adds.
+template <int Blocks, class T>
+void add_rows_in_blocks(const T* src, T* dst, std::int64_t step, std::int64_t rows) {
+  constexpr int n = Blocks * static_cast<int>(32 / sizeof(T));
+  for (std::int64_t r = 0; r < rows; ++r, src += n, dst += step)
+    for (int j = 0; j < n; ++j) dst[j] += src[j];
+}
+template <class T>
+void add_rows(const T* src, std::int64_t src_step, T* dst, std::int64_t step, std::int64_t n, std::int64_t rows) {
+  constexpr std::int64_t block = 32 / sizeof(T);
+  if (src_step == n && n % block == 0) {
+    switch (n / block) {
+      case 1: return add_rows_in_blocks<1>(src, dst, step, rows);
+      case 2: return add_rows_in_blocks<2>(src, dst, step, rows);
+      case 3: return add_rows_in_blocks<3>(src, dst, step, rows);
+      case 4: return add_rows_in_blocks<4>(src, dst, step, rows);
+      default: break;
+    }
+  }
+  for (std::int64_t r = 0; r < rows; ++r, src += src_step, dst += step)
+    for (std::int64_t j = 0; j < n; ++j) dst[j] += src[j];  // vectorised
+}
+
 /// Where one kernel offset reads inside the image: output rows [r0, r1) for kernel row ki,
 /// output columns [c0, c1) for kernel column kj, and the input row and column that output
 /// (0, 0) reads (negative in the padding). Known per offset, so the loops over output rows
@@ -115,14 +166,14 @@ void im2col(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
       const KernelOffset k = kernel_offset(g, ki, kj);
       for (std::int64_t c = 0; c < g.cg; ++c) {
         T* row = cols + ((c * g.KH + ki) * g.KW + kj) * ld;
-        std::fill(row, row + k.r0 * g.OW, T(0));
-        std::fill(row + k.r1 * g.OW, row + g.OH * g.OW, T(0));
+        if (k.r0 > 0) std::fill(row, row + k.r0 * g.OW, T(0));  // rows in the padding (a call each, so tested)
+        if (k.r1 < g.OH) std::fill(row + k.r1 * g.OW, row + g.OH * g.OW, T(0));
         if (k.r0 >= k.r1) continue;
         const T* src = img + (c * g.H + k.r0 * p.sh + k.first_row) * g.W + k.first_col;
         T* dst = row + k.r0 * g.OW;
         const std::int64_t step = p.sh * g.W;
         if (p.sw == 1 && k.c0 == 0 && k.c1 == g.OW) {  // no padding along the row: one copy
-          for (std::int64_t r = k.r0; r < k.r1; ++r, src += step, dst += g.OW) copy_row(src, g.OW, dst);
+          copy_rows(src, step, dst, g.OW, k.r1 - k.r0);
           continue;
         }
         for (std::int64_t r = k.r0; r < k.r1; ++r, src += step, dst += g.OW) {
@@ -150,12 +201,12 @@ void col2im(const ConvGeometry& g, const T* cols, T* img) {
         const T* src = cols + ((c * g.KH + ki) * g.KW + kj) * g.pixels + k.r0 * g.OW;
         T* dst = img + (c * g.H + k.r0 * p.sh + k.first_row) * g.W + k.first_col;
         const std::int64_t step = p.sh * g.W;
-        for (std::int64_t r = k.r0; r < k.r1; ++r, src += g.OW, dst += step) {
-          if (p.sw == 1)  // contiguous: vectorised
-            for (std::int64_t oj = k.c0; oj < k.c1; ++oj) dst[oj] += src[oj];
-          else
-            for (std::int64_t oj = k.c0; oj < k.c1; ++oj) dst[oj * p.sw] += src[oj];
+        if (p.sw == 1) {  // contiguous
+          add_rows(src + k.c0, g.OW, dst + k.c0, step, k.c1 - k.c0, k.r1 - k.r0);
+          continue;
         }
+        for (std::int64_t r = k.r0; r < k.r1; ++r, src += g.OW, dst += step)
+          for (std::int64_t oj = k.c0; oj < k.c1; ++oj) dst[oj * p.sw] += src[oj];
       }
     }
 }

@@ -196,6 +196,15 @@ class RowLoop {
     // The operands' Metas as the view-based loop shows them to a kernel: tile-shaped, or zero-dim.
     thread_local std::vector<Meta> metas;
     metas.clear();
+    // Filled field by field in place: a Meta built on the stack and copied in was read back
+    // before its narrow fields' stores had landed, a stall per operand.
+    static const Shape tile_shape{1, 1}, zero_dim{};
+    auto add_meta = [&](const Shape& shape, DType dtype, bool wrapped_number) {
+      Meta& meta = metas.emplace_back();
+      meta.shape = shape;
+      meta.dtype = dtype;
+      meta.wrapped_number = wrapped_number;
+    };
     m.first_input = inputs_.size();
     m.input_count = gm.inputs.size();
     for (int k : gm.inputs) {
@@ -205,17 +214,20 @@ class RowLoop {
         const Node& q = node(k);
         in.member = k;
         in.per = src.constant ? 0 : src.per;
-        metas.push_back(src.constant ? q.meta : Meta{Shape{1, 1}, q.meta.dtype, false});
+        if (src.constant) metas.push_back(q.meta);
+        else add_meta(tile_shape, q.meta.dtype, false);
       } else {
         const External& e = externals_[idx(-1 - k)];
         const View& v = values_[idx(g_.externals[idx(-1 - k)].position)].view;
         in.external = -1 - k;
         in.per = e.one ? 0 : e.per;
-        metas.push_back(Meta{e.one && v.shape.rank() == 0 ? Shape{} : Shape{1, 1}, v.dtype, v.wrapped_number});
+        add_meta(e.one && v.shape.rank() == 0 ? zero_dim : tile_shape, v.dtype, v.wrapped_number);
       }
       inputs_.push_back(in);
     }
-    const Meta out{Shape{1, 1}, n.meta.dtype, false};
+    Meta out;
+    out.shape = tile_shape;
+    out.dtype = n.meta.dtype;
     if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
     m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
     if (!n.op->bind(metas, out, *m.attrs, m.kernel)) return false;

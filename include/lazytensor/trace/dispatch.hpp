@@ -68,7 +68,7 @@ inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, st
 
 namespace detail {
 inline std::shared_ptr<TensorImpl> new_impl(Device device, const Meta& meta, NodePtr node, Array data) {
-  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>{}, TensorImpl{device, meta, std::move(node), std::move(data)});
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>{}, device, meta, std::move(node), std::move(data));
   if (device.is_lazy() && impl->node && !impl->node->is_data()) lazy_context(device.index).track(impl);
   return impl;
 }
@@ -90,7 +90,7 @@ inline Tensor Tensor::detach() const {
 namespace detail {
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
 /// eager device, leaving autograd out.
-inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out,
+inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
                              Device device) {
   if (device.is_lazy()) {
     NodeInputs nodes(inputs.size(), [&](std::size_t k) { return inputs[k].impl().node; });

@@ -122,7 +122,7 @@ inline const DataNode& Node::leaf() const { return static_cast<const DataNode&>(
 inline PendingStep* pending_step(const Node& n) { return n.is_data() ? n.leaf().step.get() : nullptr; }
 
 /// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
-inline NodePtr make_node(const OpDesc& op, Attrs attrs, NodeInputs inputs, const Meta& meta) {
+inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, const Meta& meta) {
   // One buffer of words, hashed once: tracing makes a node per op, and each hash call costs.
   HashWords words;
   words.put(static_cast<std::int64_t>(op.id) | static_cast<std::int64_t>(meta.dtype) << 16 |
@@ -135,7 +135,7 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, NodeInputs inputs, const
     for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, Node{&op, words.hash(), 0, 0, std::move(inputs), meta, std::move(attrs)});
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, std::move(inputs), meta, std::move(attrs));
 }
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
   return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta);

@@ -140,7 +140,7 @@ inline std::vector<NodePtr> without_failed_leaves(std::span<const NodePtr> roots
         inputs.push_back(done.at(in.get()));
         changed |= inputs.back() != in;
       }
-      done.emplace(n, changed ? make_node(*n->op, n->attrs, std::move(inputs), n->meta) : stack.back().node);
+      done.emplace(n, changed ? make_node(*n->op, Attrs(n->attrs), std::move(inputs), n->meta) : stack.back().node);
       stack.pop_back();
     }
     root = done.at(root.get());

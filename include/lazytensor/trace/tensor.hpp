@@ -22,6 +22,11 @@ struct AutogradMeta;  // autograd/: the reverse-mode state of a tensor that requ
 /// Shared state of a tensor. Every handle copy refers to the same impl, so rebinding the
 /// impl (an in-place update) is seen through all of them.
 struct TensorImpl {
+  // A constructor, not aggregate initialisation, which GCC precedes by zeroing the whole
+  // object: a cost on every op traced.
+  TensorImpl(Device device_, const Meta& meta_, NodePtr node_, Array data_)
+      : device(device_), meta(meta_), node(std::move(node_)), data(std::move(data_)) {}
+
   Device device;
   Meta meta;
   NodePtr node;  // lazy devices: the pending value, or a device_data leaf after a barrier
