@@ -1,7 +1,7 @@
-// Products with an elementwise epilogue: a matmul and the elementwise ops over its full output
-// run as one kernel, the ops on each tile of the product as it is computed. The product's value
-// is made in full only when something outside the group reads it, and every result has the bits
-// the reference executor gives.
+// Products with an elementwise epilogue: a matmul or a conv2d and the elementwise ops over its
+// full output run as one kernel, the ops on each tile of the product as it is computed. The
+// product's value is made in full only when something outside the group reads it, and every
+// result has the bits the reference executor gives.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,12 +102,40 @@ TEST(GemmEpilogue, TransposedAndBroadcastEpilogueInputs) {
   stats = debug::plan_stats({y2});
   EXPECT_EQ(stats.kernels, 1);
   expect_plan_matches_reference({y2}, "strided residual");
-  // Views taken in the step come after the product in its order: correct, not fused.
+  // Views taken in the step: the walk places views before computed inputs, so the product's
+  // group can read them.
   Tensor mm3 = xt.t().matmul(w);
   Tensor y3 = tanh(mm3) - rt.t();
   stats = debug::plan_stats({y3});
   EXPECT_EQ(stats.views, 2);
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.intermediate_bytes, 0);
   expect_plan_matches_reference({y3}, "views in the step");
+}
+
+TEST(GemmEpilogue, ConvolutionsRunTheirBiasAndActivationOnEachImage) {
+  // Padding, stride, groups and f64: each image's output is one tile, its epilogue run on it.
+  struct Case {
+    Shape x, w;
+    Pair2 stride, padding;
+    std::int64_t groups;
+    DType dtype;
+  };
+  for (const Case& c : {Case{{4, 6, 9, 9}, {8, 6, 3, 3}, 1, 1, 1, f32}, Case{{3, 4, 11, 10}, {6, 2, 3, 2}, 2, {1, 0}, 2, f32},
+                        Case{{2, 3, 7, 7}, {5, 3, 5, 5}, 1, 0, 1, f64}}) {
+    Tensor x = randn(c.x, device(), c.dtype), w = randn(c.w, device(), c.dtype), b = randn({c.w[0]}, device(), c.dtype);
+    sync();
+    const std::string what = "conv of " + c.x.str() + " by " + c.w.str();
+    Tensor y = relu(conv2d(x, w, b, c.stride, c.padding, 1, c.groups));
+    PlanStats stats = debug::plan_stats({y});
+    EXPECT_EQ(stats.kernels, 1) << what;
+    EXPECT_EQ(stats.gemm_epilogues, 1) << what;
+    EXPECT_EQ(stats.intermediate_bytes, 0) << what;
+    expect_plan_matches_reference({y}, what);
+    // The convolution's own value read as well: made in full, its epilogue reading it there.
+    Tensor z = conv2d(x, w, std::nullopt, c.stride, c.padding, 1, c.groups), s = z * 2.0f + b.reshape({-1, 1, 1});
+    expect_plan_matches_reference({s, z}, what + ", kept");
+  }
 }
 
 TEST(GemmEpilogue, BatchedProducts) {

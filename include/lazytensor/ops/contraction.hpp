@@ -103,21 +103,6 @@ inline void matmul_tiles(std::span<const View> in, const Meta& out, const Attrs&
   });
 }
 
-/// Places each tile in a contiguous [batches, n, m] array: the op run alone.
-class TilesInPlace final : public TileSink {
- public:
-  TilesInPlace(const View& c, TileGeometry g) : c_(c), g_(g) {}
-  std::byte* place(const OutputTile& t, std::int64_t& ld) override {
-    ld = g_.m;
-    return c_.data + ((t.batch * g_.n + t.i0) * g_.m + t.j0) * static_cast<std::int64_t>(itemsize(c_.dtype));
-  }
-  void done(const OutputTile&) override {}
-
- private:
-  View c_;
-  TileGeometry g_;
-};
-
 inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
   const DType t = kernels::compute_dtype(out.dtype);
   const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};

@@ -4,6 +4,7 @@
 // columns by a product and adds them back into the image (col2im). So a backward pass needs no
 // padded, permuted or transposed copies of its operands.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <span>
 #include <type_traits>
@@ -15,6 +16,7 @@
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/gemm.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/tiled_product.hpp"
 
 namespace lt::contraction {
 
@@ -254,16 +256,59 @@ inline Meta conv2d_infer(std::span<const Meta> in, const Attrs& a) {
   return {Shape{x[0], w[0], oh, ow}, in[0].dtype};
 }
 
-/// Per (image, group): the weight [og, patch] times the image's columns [patch, pixels].
-inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+/// The output as one [O, OH x OW] matrix per image.
+inline TileGeometry conv2d_geometry(std::span<const Meta>, const Meta& out) {
+  return {out.shape[0], out.shape[1], out.shape[2] * out.shape[3]};
+}
+/// Floating results are computed in their own dtype: every such convolution runs tile by tile.
+inline bool conv2d_fits_tiles(std::span<const Meta> in, const Meta& out) {
+  return in.size() == 2 && is_floating(out.dtype) && out.shape.numel() > 0;
+}
+
+namespace detail {
+/// Output elements per tile: a tile and the epilogue's values made from it stay in L2.
+inline constexpr std::int64_t conv_tile_elements = 32768;
+}  // namespace detail
+
+/// Per image, in parallel: per group, the image's columns [patch, pixels] once, then the
+/// weight's rows [og, patch] times them tile by tile (a group's output channels by blocks of
+/// pixels, as the geometry alone decides), each tile where `sink` places it. The one path of
+/// the op run alone and of a fused epilogue, so both give the same bits.
+inline void conv2d_tiles(std::span<const View> in, const Meta& out, const Attrs& attrs, TileSink& sink) {
   Array xc, wc;
   const View xv = detail::contiguous_operand(in[0], xc), wv = detail::contiguous_operand(in[1], wc);
   const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, wv.shape, out.shape);
-  detail::for_each_image_group(g, out.dtype, [&]<class T>(std::int64_t n, std::int64_t grp, T* cols) {
-    detail::im2col(g, xv.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W, cols, g.pixels);
-    kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, g.patch, 1, cols, g.pixels, 1,
-                     out.ptr<T>() + (n * g.O + grp * g.og) * g.pixels, g.og, g.patch, g.pixels);
+  const std::int64_t cols = std::min(g.pixels, std::max<std::int64_t>(256, detail::conv_tile_elements / g.og));
+  const std::int64_t rows = std::min(g.og, std::max<std::int64_t>(1, detail::conv_tile_elements / cols));
+  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
+      kernels::parallel_blocks(g.N, 1, [&](std::int64_t begin, std::int64_t end) {
+        T* image_cols = detail::column_buffer<T>(g.patch * g.pixels);
+        for (std::int64_t n = begin; n < end; ++n)
+          for (std::int64_t grp = 0; grp < g.G; ++grp) {
+            detail::im2col(g, xv.ptr<T>() + (n * g.C + grp * g.cg) * g.H * g.W, image_cols, g.pixels);
+            const T* weight = wv.ptr<T>() + grp * g.og * g.patch;
+            for (std::int64_t r0 = 0; r0 < g.og; r0 += rows)
+              for (std::int64_t j0 = 0; j0 < g.pixels; j0 += cols) {
+                const OutputTile tile{n, grp * g.og + r0, std::min(rows, g.og - r0), j0, std::min(cols, g.pixels - j0)};
+                std::int64_t ld = g.pixels;
+                T* dst = reinterpret_cast<T*>(sink.place(tile, ld));
+                kernels::gemm_tile<T>({weight + r0 * g.patch, g.patch, 1, image_cols + j0, g.pixels, 1, dst, ld, tile.rows,
+                                       g.patch, tile.cols},
+                                      {0, tile.rows, 0, tile.cols});
+                sink.done(tile);
+              }
+          }
+      });
+    }
   });
+}
+
+inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};
+  const Meta m{out.shape, out.dtype};
+  TilesInPlace sink(out, conv2d_geometry(metas, m));
+  conv2d_tiles(in, m, attrs, sink);
 }
 
 /// conv2d's input gradient: inputs {gradient of the output [N, O, OH, OW], weight
@@ -353,8 +398,16 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
   });
 }
 
-inline constexpr OpDesc conv2d{OpId::conv2d, "conv2d", OpKind::contraction, 2, &conv2d_infer, &conv2d_kernel, nullptr,
-                               &grad::rule::conv2d};
+inline constexpr TiledProduct conv2d_tiled{&conv2d_fits_tiles, &conv2d_geometry, &conv2d_tiles};
+
+inline constexpr OpDesc conv2d{.id = OpId::conv2d,
+                               .name = "conv2d",
+                               .kind = OpKind::contraction,
+                               .arity = 2,
+                               .infer = &conv2d_infer,
+                               .kernel = &conv2d_kernel,
+                               .grad = &grad::rule::conv2d,
+                               .tiled = &conv2d_tiled};
 inline constexpr OpDesc conv2d_input_grad{OpId::conv2d_input_grad,        "conv2d_input_grad",
                                           OpKind::contraction,            2,
                                           &conv2d_input_grad_infer,       &conv2d_input_grad_kernel,

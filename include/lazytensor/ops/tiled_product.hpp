@@ -47,4 +47,19 @@ struct TiledProduct {
   void (*run)(std::span<const View> in, const Meta& out, const Attrs& attrs, TileSink& sink);
 };
 
+/// Places each tile in a contiguous [batches, n, m] array: the op run alone.
+class TilesInPlace final : public TileSink {
+ public:
+  TilesInPlace(const View& c, TileGeometry g) : c_(c), g_(g) {}
+  std::byte* place(const OutputTile& t, std::int64_t& ld) override {
+    ld = g_.m;
+    return c_.data + ((t.batch * g_.n + t.i0) * g_.m + t.j0) * static_cast<std::int64_t>(itemsize(c_.dtype));
+  }
+  void done(const OutputTile&) override {}
+
+ private:
+  View c_;
+  TileGeometry g_;
+};
+
 }  // namespace lt

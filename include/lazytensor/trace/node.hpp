@@ -208,6 +208,12 @@ inline void prefetch_whole_node(const Node* n) {
   for (std::size_t b = 0; b < sizeof(Node); b += 64) __builtin_prefetch(reinterpret_cast<const std::byte*>(n) + b);
 }
 
+/// Inputs a walk places before an op's computed inputs: data and views (a bias reshaped to
+/// [C, 1, 1], say). They then precede the group that computes the other inputs, and an
+/// elementwise op reading both can join that group, which a value placed after its start
+/// cannot feed.
+inline bool walked_first(const Node& n) { return n.is_data() || n.op->view != nullptr; }
+
 /// Appends to `order` every node below `root` not yet in `position` (a NodeIndex or NodeMarks),
 /// producers first, records each one's place and calls `placed(node)`, while the node is still
 /// in cache. Iterative: step graphs are deep.
@@ -220,8 +226,12 @@ void append_topological(const Node* root, std::vector<const Node*>& order, Index
   stack.emplace_back(root, 0);
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
-    if (next < node->inputs.size()) {
-      const Node* in = node->inputs[next++].get();
+    // Two passes over the inputs: data and views first, then computed inputs.
+    if (const std::size_t count = node->inputs.size(); next < 2 * count) {
+      const bool first_pass = next < count;
+      const Node* in = node->inputs[first_pass ? next : next - count].get();
+      ++next;
+      if (walked_first(*in) != first_pass) continue;
       if (!position.contains(in)) {
         stack.emplace_back(in, 0);
         prefetch_node(reinterpret_cast<const std::byte*>(in) - walk_prefetch_distance);
