@@ -99,6 +99,9 @@ struct Node {
   // table lookup per edge, keeps a large graph's walk linear.
   mutable std::uint64_t walk_number;
   mutable int walk_position;
+  // The order in which a walk visits the first three inputs: data and views first (see
+  // walked_first), fixed when the node is made so that the walk tests nothing per input.
+  std::array<std::uint8_t, 3> walk_order;
   NodeInputs inputs;  // inputs own their producers; nothing points back
   Meta meta;
   Attrs attrs;
@@ -121,6 +124,24 @@ inline const DataNode& Node::leaf() const { return static_cast<const DataNode&>(
 /// The queued step that writes leaf `n`'s value, or null (not a leaf, or its value is there).
 inline PendingStep* pending_step(const Node& n) { return n.is_data() ? n.leaf().step.get() : nullptr; }
 
+/// Inputs a walk places before an op's computed inputs: data and views (a bias reshaped to
+/// [C, 1, 1], say). They then precede the group that computes the other inputs, and an
+/// elementwise op reading both can join that group, which a value placed after its start
+/// cannot feed.
+inline bool walked_first(const Node& n) { return n.is_data() || n.op->view != nullptr; }
+
+/// Input indices in the order a walk takes them: those walked first, then the rest, each in
+/// input order. Inputs past the third are walked in their own order.
+inline std::array<std::uint8_t, 3> walk_order(const NodeInputs& inputs) {
+  std::array<std::uint8_t, 3> order{0, 1, 2};
+  const std::size_t n = std::min<std::size_t>(inputs.size(), order.size());
+  std::size_t at = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t k = 0; k < n; ++k)
+      if (walked_first(*inputs[k]) == (pass == 0)) order[at++] = static_cast<std::uint8_t>(k);
+  return order;
+}
+
 /// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
 inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, const Meta& meta) {
   // One buffer of words, hashed once: tracing makes a node per op, and each hash call costs.
@@ -135,7 +156,8 @@ inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, c
     for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, std::move(inputs), meta, std::move(attrs));
+  const std::array<std::uint8_t, 3> order = walk_order(inputs);
+  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta, std::move(attrs));
 }
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
   return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta);
@@ -151,7 +173,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, meta, {}}, {}, std::move(data)});
+  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}}, {}, std::move(data)});
 }
 
 /// Node -> position for one walk, written into the nodes themselves. One such walk runs at a
@@ -208,12 +230,6 @@ inline void prefetch_whole_node(const Node* n) {
   for (std::size_t b = 0; b < sizeof(Node); b += 64) __builtin_prefetch(reinterpret_cast<const std::byte*>(n) + b);
 }
 
-/// Inputs a walk places before an op's computed inputs: data and views (a bias reshaped to
-/// [C, 1, 1], say). They then precede the group that computes the other inputs, and an
-/// elementwise op reading both can join that group, which a value placed after its start
-/// cannot feed.
-inline bool walked_first(const Node& n) { return n.is_data() || n.op->view != nullptr; }
-
 /// Appends to `order` every node below `root` not yet in `position` (a NodeIndex or NodeMarks),
 /// producers first, records each one's place and calls `placed(node)`, while the node is still
 /// in cache. Iterative: step graphs are deep.
@@ -226,12 +242,10 @@ void append_topological(const Node* root, std::vector<const Node*>& order, Index
   stack.emplace_back(root, 0);
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
-    // Two passes over the inputs: data and views first, then computed inputs.
-    if (const std::size_t count = node->inputs.size(); next < 2 * count) {
-      const bool first_pass = next < count;
-      const Node* in = node->inputs[first_pass ? next : next - count].get();
+    if (next < node->inputs.size()) {
+      const std::size_t k = next < node->walk_order.size() ? node->walk_order[next] : next;
       ++next;
-      if (walked_first(*in) != first_pass) continue;
+      const Node* in = node->inputs[k].get();
       if (!position.contains(in)) {
         stack.emplace_back(in, 0);
         prefetch_node(reinterpret_cast<const std::byte*>(in) - walk_prefetch_distance);
