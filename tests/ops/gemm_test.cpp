@@ -23,15 +23,23 @@ namespace {
 using kernels::GemmArgs;
 using kernels::GemmLibrary;
 
-/// The libraries this build can run.
+/// The code paths this build can run: each library forced, and the automatic choice.
 std::vector<GemmLibrary> libraries() {
+  std::vector<GemmLibrary> all{GemmLibrary::automatic, GemmLibrary::eigen};
 #ifdef LAZYTENSOR_HAVE_CBLAS
-  return {GemmLibrary::cblas, GemmLibrary::eigen};
-#else
-  return {GemmLibrary::eigen};
+  all.push_back(GemmLibrary::cblas);
 #endif
+  if (kernels::has_small_gemm) all.push_back(GemmLibrary::small);
+  return all;
 }
-const char* name(GemmLibrary l) { return l == GemmLibrary::cblas ? "cblas" : "eigen"; }
+const char* name(GemmLibrary l) {
+  switch (l) {
+    case GemmLibrary::automatic: return "automatic";
+    case GemmLibrary::small: return "small-product kernels";
+    case GemmLibrary::cblas: return "cblas";
+    default: return "eigen";
+  }
+}
 
 /// Runs f with `threads` threads: an arena of that size, the global limit raised to match.
 template <class F>
@@ -173,6 +181,16 @@ TEST(GemmKernel, MatchesAPlainLoopOnEveryLayout) {
       }
 }
 
+/// W4's convolution products, per image or per run of images: the weight times the columns,
+/// its transpose times the output gradient, the gradient times the columns transposed (long k).
+TEST(GemmKernel, MatchesAPlainLoopOnConvolutionShapes) {
+  check_against_loop<float>(20, 250, 64, Layout::row_major, Layout::row_major);
+  check_against_loop<float>(10, 25, 576, Layout::row_major, Layout::row_major);
+  check_against_loop<float>(250, 20, 64, Layout::col_major, Layout::row_major);
+  check_against_loop<float>(20, 512, 250, Layout::row_major, Layout::col_major);
+  check_against_loop<float>(10, 4608, 25, Layout::row_major, Layout::col_major);
+}
+
 TEST(GemmKernel, MatchesAPlainLoopOnW3Shapes) {
   check_against_loop<float>(64, 131, 1024, Layout::row_major, Layout::col_major);  // linear: x w^T
   check_against_loop<float>(64, 131, 1024, Layout::row_major, Layout::row_major);
@@ -280,12 +298,9 @@ TEST(GemmMatmul, MatchesAPlainLoopAndKeepsItsBitsForAnyThreadCount) {
 
 #if defined(LAZYTENSOR_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
 TEST(GemmMatmul, OpenBlasThreadsSetByTheProgramDoNotChangeTheBits) {
-  auto product = [] {
-    manual_seed(12);
-    Tensor c = matmul(randn({64, 784}, device()), randn({1024, 784}, device()).t());
-    sync();
-    return c.to_vector<float>();
-  };
+  // Through OpenBLAS itself, whichever code the build would choose for this product.
+  Operand<float> a(64, 784, Layout::row_major, 12), b(784, 1024, Layout::col_major, 13);
+  auto product = [&] { return run_gemm(a, b, 1, 64, 784, 1024, GemmLibrary::cblas); };
   openblas_set_num_threads(1);
   std::vector<float> one = product();
   openblas_set_num_threads(2);  // as a program using OpenBLAS for itself might
@@ -297,13 +312,17 @@ TEST(GemmMatmul, OpenBlasThreadsSetByTheProgramDoNotChangeTheBits) {
 
 TEST(GemmBackend, NamedInTheMetricsReport) {
 #if defined(LAZYTENSOR_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
-  const std::string expected = "OpenBLAS ";
+  const std::string library = "OpenBLAS ";
 #elif defined(LAZYTENSOR_HAVE_CBLAS)
-  const std::string expected = "CBLAS";
+  const std::string library = "CBLAS";
 #else
-  const std::string expected = "Eigen ";
+  const std::string library = "Eigen ";
 #endif
+  // AVX-512 builds may prefer Eigen's GEMM to the CBLAS found (gemm.hpp says when).
+  const std::string expected = kernels::preferred_gemm_library() == GemmLibrary::eigen ? "Eigen " : library;
   EXPECT_EQ(metrics::info("GemmBackend").rfind(expected, 0), 0u) << metrics::info("GemmBackend");
+  EXPECT_EQ(metrics::info("GemmBackend").find("small f32 products") != std::string::npos, kernels::has_small_gemm)
+      << metrics::info("GemmBackend");
   metrics::reset();  // a fact, not a count: it stays
   std::string r = metrics::report();
   EXPECT_NE(r.find("Info: GemmBackend\n  Value: " + expected), std::string::npos) << r;

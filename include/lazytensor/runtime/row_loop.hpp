@@ -22,9 +22,9 @@
 namespace lt::detail {
 
 /// Elements per tile of a group that reduces rows: the values passed between members stay in
-/// L1. A softmax tile holds about four such runs (its input, the next tile's input fetched
-/// ahead, two members' results); at 1,024 they fit a 32 KB L1, and W2 ran about a seventh
-/// faster than with 2,048 on a CPU with that L1.
+/// L1. A softmax tile holds about three such runs (its input and two members' results); at
+/// 1,024 they fit a 32 KB L1 beside what the hardware prefetchers bring in, and W2 ran about a
+/// quarter faster than with 2,048 on a CPU with that L1.
 inline constexpr std::int64_t row_loop_tile_elements = 1024;
 /// Elements per tile of a group that only maps elements. Its members read their operands from
 /// memory one after another; a longer run per member lets the hardware prefetchers reach full
@@ -63,11 +63,6 @@ inline void convert_values(DType t, const std::byte* from, DType to, std::byte* 
   });
 }
 
-/// Asks for the cache lines of [p, p + bytes) to be read ahead.
-inline void prefetch_lines(const std::byte* p, std::int64_t bytes) {
-  for (std::int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
-}
-
 /// The array a plan step writes for position p: its place in the arena, or a fresh array.
 inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
   const Meta& m = plan.nodes[static_cast<std::size_t>(p)].meta;
@@ -101,6 +96,7 @@ class RowLoop {
     inputs_.reserve(input_count);
     for (std::size_t i = 0; i < g_.members.size(); ++i)
       if (!bind_member(i)) return false;
+    share_result_tiles();
     return true;
   }
 
@@ -157,6 +153,7 @@ class RowLoop {
     bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
     bool materialized = false, streamed = false;
     bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
+    int made_in = -1;  // the member whose result tile it is made in (share_result_tiles), or -1: its own
     std::size_t scratch = 0;
     bool convert = false;             // a reduction reading another dtype than it reduces in:
     DType convert_from = DType::f32;  // its input's dtype,
@@ -264,8 +261,40 @@ class RowLoop {
     return true;
   }
 
+  /// A value the group only passes on is made in the tile of a result computed from it, where
+  /// that result is the last to read it: the result's member then reads and writes one place
+  /// (an elementwise kernel reads each element before writing it), and the result's lines are
+  /// fetched from memory while the value is computed, not while the result is stored. (W2's
+  /// exp(x - m) is made in the softmax's output: its division then runs in L1.) A group's
+  /// results never share arena bytes with its operands (plan.hpp gives them overlapping
+  /// lives), so no operand is overwritten.
+  void share_result_tiles() {
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      const Member& m = members_[i];
+      if (!m.materialized || m.streamed || m.reduction || m.constant) continue;
+      for (const Input& in : inputs_of(m)) {
+        if (in.member < 0) continue;
+        Member& value = members_[idx(in.member)];
+        if (value.materialized || value.constant || value.reduction || value.made_in >= 0 || value.per != m.per ||
+            itemsize(value.out_dtype) != itemsize(m.out_dtype) || read_after(in.member, i))
+          continue;
+        value.made_in = static_cast<int>(i);
+        break;
+      }
+    }
+  }
+
+  /// Whether a member after member `last` reads member `k`.
+  bool read_after(int k, std::size_t last) const {
+    for (std::size_t j = last + 1; j < members_.size(); ++j)
+      for (const Input& in : inputs_of(members_[j]))
+        if (in.member == k) return true;
+    return false;
+  }
+
   /// The start of a tile's values of member `k` (row r0 onwards), or of external `e`.
   std::byte* member_tile(std::size_t k, std::int64_t r0, std::byte* base) const {
+    if (members_[k].made_in >= 0) return member_tile(idx(members_[k].made_in), r0, base);
     const Member& m = members_[k];
     if (!m.materialized || m.streamed) return base + m.scratch;
     const View& v = values_[idx(g_.members[k].position)].view;
@@ -285,12 +314,10 @@ class RowLoop {
       if (e.one) continue;
       if (e.direct) {
         const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
+        // Read in place, with no software prefetch of the next tile: the hardware prefetchers
+        // follow the rows, and fetching a tile ahead in one burst stalled on full miss buffers
+        // (W2 about a tenth slower on a Zen 4 CPU).
         external_at[k] = e.operand.data + r0 * row_bytes;
-        // A group that reduces its rows computes long enough per tile for memory to idle: the
-        // next tile's rows are fetched meanwhile, else the first member to read them waits on
-        // memory for every line. (A group that only maps elements streams at the memory's pace;
-        // fetching ahead there only crowds L1.)
-        if (reduces_rows() && r1 < g_.rows()) prefetch_lines(external_at[k] + rows * row_bytes, std::min(rows, g_.rows() - r1) * row_bytes);
         continue;
       }
       std::byte* slot = base + e.scratch;

@@ -1,7 +1,8 @@
 #pragma once
-// Matrix products on strided operands, one tile of C at a time on the calling thread: CBLAS for
-// floats where the build found one (LAZYTENSOR_HAVE_CBLAS), else Eigen's GEMM; a plain loop for
-// integers. gemm_tiles.hpp cuts a product into tiles and runs them in parallel.
+// Matrix products on strided operands, one tile of C at a time on the calling thread: small f32
+// products by register-blocked kernels (small_gemm.hpp), other floating ones by CBLAS where the
+// build found one (LAZYTENSOR_HAVE_CBLAS), else Eigen's GEMM; a plain loop for integers.
+// gemm_tiles.hpp cuts a product into tiles and runs them in parallel.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/kernels/cblas.hpp"
+#include "lazytensor/ops/kernels/small_gemm.hpp"
 
 namespace lt::kernels {
 
@@ -33,9 +35,12 @@ inline MatrixLayout matrix_layout(std::int64_t rows, std::int64_t cols, std::int
   return {};
 }
 
-/// Which library computes floating products. CBLAS is there only when the build found one;
-/// Eigen always is (tests compare the two).
-enum class GemmLibrary { cblas, eigen };
+/// Which code computes floating products. CBLAS is there only when the build found one; Eigen
+/// always is; the small-product kernels (small_gemm.hpp) in AVX-512 builds. `automatic` takes
+/// the small-product kernels for f32 tiles whose B fits in L2, where they are faster than a
+/// general GEMM's packing and blocking, and preferred_gemm_library() for the rest; the others
+/// force one (tests compare them; `small` falls back to Eigen where its kernels do not fit).
+enum class GemmLibrary { automatic, small, cblas, eigen };
 
 /// CBLAS where the build found one, except when this code is compiled for AVX-512 and
 /// OpenBLAS runs narrower kernels on the CPU (Debian's 0.3.21 picks its Haswell kernels on AMD
@@ -68,8 +73,12 @@ struct GemmArgs {
   T* c;
   std::int64_t ldc;
   std::int64_t n, k, m;
-  GemmLibrary library = preferred_gemm_library();
+  GemmLibrary library = GemmLibrary::automatic;
 };
+
+/// The bytes of B a tile may span for the small-product kernels: they read all of B again for
+/// every few rows of A, so B must stay in L2.
+inline constexpr std::int64_t small_gemm_b_bytes = std::int64_t{512} << 10;
 
 /// A block of C: rows [i0, i0 + rows), columns [j0, j0 + cols).
 struct GemmTile {
@@ -120,6 +129,10 @@ void gemm_tile(const GemmArgs<T>& g, GemmTile t) {
     return;
   }
   if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float>)
+      if (g.library == GemmLibrary::small ||
+          (g.library == GemmLibrary::automatic && g.k * t.cols * static_cast<std::int64_t>(sizeof(T)) <= small_gemm_b_bytes))
+        if (small_gemm(a, g.a_row, g.a_col, b, g.b_row, g.b_col, c, g.ldc, t.rows, t.cols, g.k)) return;
     MatrixLayout la = matrix_layout(t.rows, g.k, g.a_row, g.a_col), lb = matrix_layout(g.k, t.cols, g.b_row, g.b_col);
     std::vector<T> pa, pb;
     if (!la.ok) {
@@ -131,7 +144,8 @@ void gemm_tile(const GemmArgs<T>& g, GemmTile t) {
       lb = {true, false, t.cols};
     }
 #ifdef LAZYTENSOR_HAVE_CBLAS
-    if (g.library == GemmLibrary::cblas && cblas::fits(t.rows) && cblas::fits(t.cols) && cblas::fits(g.k) && cblas::fits(la.ld) && cblas::fits(lb.ld) &&
+    const GemmLibrary library = g.library == GemmLibrary::automatic ? preferred_gemm_library() : g.library;
+    if (library == GemmLibrary::cblas && cblas::fits(t.rows) && cblas::fits(t.cols) && cblas::fits(g.k) && cblas::fits(la.ld) && cblas::fits(lb.ld) &&
         cblas::fits(g.ldc)) {
       cblas::run_on_caller_thread();
       cblas::gemm(la.col_major, lb.col_major, t.rows, t.cols, g.k, a, la.ld, b, lb.ld, c, g.ldc);
@@ -161,11 +175,13 @@ inline std::string gemm_backend() {
   std::string eigen = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
                       std::to_string(EIGEN_MINOR_VERSION);
 #ifdef LAZYTENSOR_HAVE_CBLAS
-  if (preferred_gemm_library() == GemmLibrary::cblas) return cblas::name();
-  return eigen + ", AVX-512 (faster here than " + cblas::name() + ")";
+  const std::string general = preferred_gemm_library() == GemmLibrary::cblas
+                                    ? cblas::name()
+                                    : eigen + ", AVX-512 (faster here than " + cblas::name() + ")";
 #else
-  return eigen;
+  const std::string general = eigen;
 #endif
+  return has_small_gemm ? general + "; small f32 products: lazytensor's AVX-512 kernels" : general;
 }
 
 namespace detail {
