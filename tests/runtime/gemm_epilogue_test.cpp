@@ -156,6 +156,26 @@ TEST(GemmEpilogue, BatchedProducts) {
   expect_plan_matches_reference({y4}, "batch times vector");
 }
 
+TEST(GemmEpilogue, OneValuePerOutputRowIsReadInPlace) {
+  // A value per output row (a column vector, one per batch and row, a strided view of one)
+  // is read where it lies, through a zero column stride, in tiles cut both ways.
+  Tensor a = randn({2, 300, 77}, device()), b = randn({77, 520}, device());
+  Tensor per_row = randn({300, 1}, device()), per_batch_row = randn({2, 300, 1}, device()), wide = randn({1, 600}, device());
+  sync();
+  Tensor strided_column = wide.slice(1, 0, std::nullopt, 2).t();  // [300, 1], every other value
+  sync();
+  Tensor y = (a.matmul(b) + per_row) * per_batch_row - strided_column;
+  PlanStats stats = debug::plan_stats({y});
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.intermediate_bytes, 0);
+  expect_plan_matches_reference({y}, "per-row operands");
+  // A convolution's bias per output channel, the channel dim followed by pixels.
+  Tensor x = randn({3, 4, 20, 20}, device()), w = randn({6, 4, 3, 3}, device()), bias = randn({6}, device());
+  sync();
+  Tensor z = tanh(conv2d(x, w, bias, 1, 1)) * bias.reshape({6, 1, 1});
+  expect_plan_matches_reference({z}, "a bias per channel");
+}
+
 TEST(GemmEpilogue, ProductsCutIntoManyTilesWithRaggedEdges) {
   // Cut both ways, with edges that are not whole tiles: blocks that are not whole output rows.
   struct Case { std::int64_t n, k, m; };

@@ -21,19 +21,24 @@
 
 namespace lt::reduction {
 
-/// Sum of n values in 32 interleaved lanes added as a fixed tree: several independent vector
-/// accumulators (one would wait on its own latency every step), and the same bits on every
-/// run. Integers add as unsigned, wrapping like PyTorch's.
-template <class T, class In = T>
-T lane_sum(const In* x, std::int64_t n) {
+/// The value itself: lane_sum's default term.
+struct Itself {
+  template <class V> V operator()(V v) const { return v; }
+};
+
+/// Sum of term(x[i]) for n values in 32 interleaved lanes added as a fixed tree: several
+/// independent vector accumulators (one would wait on its own latency every step), and the
+/// same bits on every run. Integers add as unsigned, wrapping like PyTorch's.
+template <class T, class In = T, class Term = Itself>
+T lane_sum(const In* x, std::int64_t n, Term term = {}) {
   using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
   constexpr int lanes = 32;
   Acc acc[lanes] = {};
   std::int64_t i = 0;
   for (; i + lanes <= n; i += lanes)
-    for (int l = 0; l < lanes; ++l) acc[l] += static_cast<Acc>(x[i + l]);
+    for (int l = 0; l < lanes; ++l) acc[l] += term(static_cast<Acc>(x[i + l]));
   Acc tail = 0;
-  for (; i < n; ++i) tail += static_cast<Acc>(x[i]);
+  for (; i < n; ++i) tail += term(static_cast<Acc>(x[i]));
   for (int width = lanes / 2; width > 0; width /= 2)
     for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
   return static_cast<T>(acc[0] + tail);
@@ -113,8 +118,8 @@ struct Variance : AnyDims {
   static DType result_dtype(DType t) { return floating_input(t); }
   template <class T> static Moments<T> identity() { return {0, 0, 0}; }
   template <class T> static Moments<T> reduce(const T* x, std::int64_t n, std::int64_t) {
-    T mean = lane_sum<T>(x, n) / static_cast<T>(n), m2 = 0;
-    for (std::int64_t i = 0; i < n; ++i) m2 += (x[i] - mean) * (x[i] - mean);
+    const T mean = lane_sum<T>(x, n) / static_cast<T>(n);
+    const T m2 = lane_sum<T>(x, n, [mean](T v) { return (v - mean) * (v - mean); });
     return {static_cast<T>(n), mean, m2};
   }
   template <class T> static void combine(Moments<T>& a, const Moments<T>& b) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <oneapi/tbb/task_arena.h>
@@ -37,9 +38,16 @@ class EpilogueSink final : public TileSink {
     for (const GroupExternal& e : g.externals) {
       const View& v = values[static_cast<std::size_t>(e.position)].view;
       operands_.emplace_back(v, e.index_space);
-      read_.push_back(v.numel() == 1 ? Read::one : operands_.back().dense ? Read::direct : Read::gather);
+      row_offsets_.emplace_back(e.index_space, operands_.back().strides);
+      row_steps_.push_back(0);
+      Read read = v.numel() == 1 ? Read::one : operands_.back().dense ? Read::direct : Read::gather;
+      if (read == Read::gather && e.index_space == g.shape) {
+        if (auto step = per_row_step(operands_.back())) read = Read::per_row, row_steps_.back() = *step;
+      }
+      read_.push_back(read);
       at_.push_back(scratch_bytes_);
-      if (e.index_space == g.shape && read_.back() != Read::one) reserve(block_, v.dtype);
+      // A direct operand is copied too, where a block is not whole output rows.
+      if (e.index_space == g.shape && (read == Read::direct || read == Read::gather)) reserve(block_, v.dtype);
     }
   }
 
@@ -69,7 +77,9 @@ class EpilogueSink final : public TileSink {
   }
 
  private:
-  enum class Read { direct, one, gather };
+  // per_row: one value per row of a tile (a bias over a product's output channels), read in
+  // place through a zero column stride, so the member's kernel takes it as a per-row operand.
+  enum class Read { direct, one, per_row, gather };
   struct Scratch {
     std::vector<std::byte> tile, block;
   };
@@ -87,6 +97,22 @@ class EpilogueSink final : public TileSink {
   }
   const Node& node(int p) const { return *s_.order[static_cast<std::size_t>(p)]; }
   bool materialized(const GroupMember& m) const { return plan_.materialized[static_cast<std::size_t>(m.position)] != 0; }
+  /// For an operand constant along the output's columns (the trailing dims spanning m) and
+  /// moving along rows by one dim of extent n: its stride along the rows; else nothing.
+  std::optional<std::int64_t> per_row_step(const kernels::Operand& op) const {
+    const Shape& shape = g_.shape;
+    int d = shape.rank() - 1;
+    std::int64_t spanned = 1;
+    for (; spanned < geo_.m; --d) {
+      if (d < 0 || op.strides[d] != 0) return std::nullopt;
+      spanned *= shape[d];
+    }
+    if (spanned != geo_.m) return std::nullopt;
+    while (d >= 0 && shape[d] == 1) --d;  // size-1 dims between columns and rows
+    if (d < 0 || shape[d] != geo_.n) return std::nullopt;
+    return op.strides[d];
+  }
+
   /// The flat output index of row r of tile t, at its first column.
   std::int64_t flat(const OutputTile& t, std::int64_t r) const { return (t.batch * geo_.n + t.i0 + r) * geo_.m + t.j0; }
 
@@ -111,6 +137,9 @@ class EpilogueSink final : public TileSink {
       std::byte* slot = base + at_[g_.members.size() + k];
       if (read_[k] == Read::one) {  // zero-dim stays zero-dim, any other single element broadcasts
         external_views.push_back(v.shape.rank() == 0 ? v : View{v.data, v.dtype, Shape{1, 1}, Strides{0, 0}, v.wrapped_number});
+      } else if (read_[k] == Read::per_row) {
+        external_views.push_back(
+            View{element(v, row_offsets_[k](first)), v.dtype, block_shape, Strides{row_steps_[k], 0}, false});
       } else if (read_[k] == Read::direct && whole_rows) {
         external_views.push_back(View{element(v, first), v.dtype, block_shape, contiguous_strides(block_shape), false});
       } else {
@@ -161,6 +190,8 @@ class EpilogueSink final : public TileSink {
   std::size_t scratch_bytes_ = 0; // per thread: a block of each member and each gathered input
   std::vector<std::size_t> at_;   // scratch offset of each member, then of each external
   std::vector<kernels::Operand> operands_;
+  std::vector<kernels::ElementOffset> row_offsets_;  // per external: its offset of an output element
+  std::vector<std::int64_t> row_steps_;              // per per_row external: its stride along rows
   std::vector<Read> read_;
 };
 
