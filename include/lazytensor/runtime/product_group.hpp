@@ -38,12 +38,10 @@ class EpilogueSink final : public TileSink {
     for (const GroupExternal& e : g.externals) {
       const View& v = values[static_cast<std::size_t>(e.position)].view;
       operands_.emplace_back(v, e.index_space);
-      row_offsets_.emplace_back(e.index_space, operands_.back().strides);
-      row_steps_.push_back(0);
+      rows_.push_back({kernels::ElementOffset(e.index_space, operands_.back().strides), 0});
       Read read = v.numel() == 1 ? Read::one : operands_.back().dense ? Read::direct : Read::gather;
-      if (read == Read::gather && e.index_space == g.shape) {
-        if (auto step = per_row_step(operands_.back())) read = Read::per_row, row_steps_.back() = *step;
-      }
+      if (read == Read::gather && e.index_space == g.shape)
+        if (auto step = per_row_step(operands_.back())) read = Read::per_row, rows_.back().step = *step;
       read_.push_back(read);
       at_.push_back(scratch_bytes_);
       // A direct operand is copied too, where a block is not whole output rows.
@@ -80,6 +78,11 @@ class EpilogueSink final : public TileSink {
   // per_row: one value per row of a tile (a bias over a product's output channels), read in
   // place through a zero column stride, so the member's kernel takes it as a per-row operand.
   enum class Read { direct, one, per_row, gather };
+  /// Where a per_row operand's value for an output element lies, and its stride along rows.
+  struct PerRow {
+    kernels::ElementOffset offset;
+    std::int64_t step;
+  };
   struct Scratch {
     std::vector<std::byte> tile, block;
   };
@@ -139,7 +142,7 @@ class EpilogueSink final : public TileSink {
         external_views.push_back(v.shape.rank() == 0 ? v : View{v.data, v.dtype, Shape{1, 1}, Strides{0, 0}, v.wrapped_number});
       } else if (read_[k] == Read::per_row) {
         external_views.push_back(
-            View{element(v, row_offsets_[k](first)), v.dtype, block_shape, Strides{row_steps_[k], 0}, false});
+            View{element(v, rows_[k].offset(first)), v.dtype, block_shape, Strides{rows_[k].step, 0}, false});
       } else if (read_[k] == Read::direct && whole_rows) {
         external_views.push_back(View{element(v, first), v.dtype, block_shape, contiguous_strides(block_shape), false});
       } else {
@@ -190,8 +193,7 @@ class EpilogueSink final : public TileSink {
   std::size_t scratch_bytes_ = 0; // per thread: a block of each member and each gathered input
   std::vector<std::size_t> at_;   // scratch offset of each member, then of each external
   std::vector<kernels::Operand> operands_;
-  std::vector<kernels::ElementOffset> row_offsets_;  // per external: its offset of an output element
-  std::vector<std::int64_t> row_steps_;              // per per_row external: its stride along rows
+  std::vector<PerRow> rows_;  // per external
   std::vector<Read> read_;
 };
 

@@ -81,9 +81,6 @@ void panel_rows_of(const float* a, std::int64_t a_row, std::int64_t a_col, const
   if (j < cols) panel_block<MR, 1>(a, a_row, a_col, b + j, b_row, c + j, ldc, k, cols - j);
 }
 
-/// C[i, j] for MR rows and NR columns as dot products of A's rows and B's columns, both with
-/// unit stride along k: per 16 values of k, MR + NR loads and MR x NR fused multiply-adds (the
-/// last few values of k masked), each sum's lanes added at the end.
 /// The sums of the lanes of 16 accumulators, as one vector: lane 4 i + j holds the sum of
 /// acc[4 j + i]. Each sum adds lane l to lane l + 8, then l + 4, l + 2 and l + 1, the order of
 /// _mm512_reduce_add_ps, in 15 additions instead of 16 reductions.
