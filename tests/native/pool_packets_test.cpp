@@ -1,6 +1,6 @@
-// max_pool2d's gradient over whole 2x2 windows, built for this machine's CPU: where it has
-// AVX-512, rows of windows are written 16 at a time under masks, and these cases hold that path
-// to a plain loop bit for bit (rows of 1 to 33 windows; ties, NaN, infinities, signed zeros).
+// max_pool2d and its gradient over whole 2x2 windows, built for this machine's CPU: where it
+// has AVX-512, rows of windows are taken 16 at a time under masks, and these cases hold that
+// path to a plain loop bit for bit (rows of 1 to 33 windows; ties, NaN, infinities, signed zeros).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,6 +35,55 @@ std::vector<float> reference(const std::vector<float>& x, const std::vector<floa
         dx[static_cast<std::size_t>(at)] += g[static_cast<std::size_t>((k * OH + i) * OW + j)];
       }
   return dx;
+}
+
+/// The window maxima by a plain loop: the first NaN, else the first largest element.
+std::vector<float> reference_maxima(const std::vector<float>& x, std::int64_t planes, std::int64_t H, std::int64_t W,
+                                    std::int64_t OH, std::int64_t OW) {
+  std::vector<float> y;
+  for (std::int64_t k = 0; k < planes; ++k)
+    for (std::int64_t i = 0; i < OH; ++i)
+      for (std::int64_t j = 0; j < OW; ++j) {
+        float best = 0.0f;
+        bool first = true;
+        for (std::int64_t r = 2 * i; r < std::min(2 * i + 2, H); ++r)
+          for (std::int64_t c = 2 * j; c < std::min(2 * j + 2, W); ++c) {
+            const float v = x[static_cast<std::size_t>((k * H + r) * W + c)];
+            if (!first && std::isnan(best)) continue;
+            if (first || std::isnan(v) || v > best) best = v;
+            first = false;
+          }
+        y.push_back(best);
+      }
+  return y;
+}
+
+/// Few distinct values, so that windows tie; now and then NaN, infinities and signed zeros.
+std::vector<float> tied_values(std::size_t n, std::mt19937& gen) {
+  std::uniform_int_distribution<int> small(0, 3);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x(n);
+  for (float& v : x) {
+    const int kind = std::uniform_int_distribution<int>(0, 39)(gen);
+    v = kind == 0 ? nan : kind == 1 ? inf : kind == 2 ? -inf : kind == 3 ? -0.0f : static_cast<float>(small(gen));
+  }
+  return x;
+}
+
+TEST(MaxPoolPackets, WholeWindowMaximaMatchAPlainLoopBitForBit) {
+  std::mt19937 gen(7);
+  for (std::int64_t H : {2, 5, 8, 24})
+    for (std::int64_t W : {2, 3, 9, 24, 33, 35, 64, 66})
+      for (bool ceil : {false, true}) {
+        const std::int64_t N = 2, C = 3, OH = ceil ? (H + 1) / 2 : H / 2, OW = ceil ? (W + 1) / 2 : W / 2;
+        const std::vector<float> x = tied_values(static_cast<std::size_t>(N * C * H * W), gen);
+        Tensor y = max_pool2d(from_vector(x, Shape{N, C, H, W}, device()), 2, std::nullopt, 0, 1, ceil);
+        const std::vector<float> got = y.to_vector<float>(), want = reference_maxima(x, N * C, H, W, OH, OW);
+        ASSERT_EQ(got.size(), want.size());
+        std::int64_t wrong = 0;
+        for (std::size_t k = 0; k < got.size(); ++k) wrong += std::memcmp(&got[k], &want[k], sizeof(float)) != 0;
+        EXPECT_EQ(wrong, 0) << "H " << H << ", W " << W << (ceil ? ", ceil mode" : "");
+      }
 }
 
 TEST(MaxPoolPackets, WholeWindowGradientsMatchAPlainLoopBitForBit) {

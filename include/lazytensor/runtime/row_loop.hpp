@@ -31,6 +31,9 @@ inline constexpr std::int64_t row_loop_tile_elements = 1024;
 /// pace (W1 written op by op ran about a fifth faster than with 2048), and the values passed on
 /// still stay in L2.
 inline constexpr std::int64_t map_loop_tile_elements = 8192;
+/// Elements of one-per-row values spread over their rows for one call of a member: calls
+/// on W4's batch-norm rows of 144 cost more than their arithmetic.
+inline constexpr std::int64_t row_loop_spread_elements = 1024;
 /// Elements per parallel block: enough work to amortise a task.
 inline constexpr std::int64_t row_loop_block_elements = 32768;
 
@@ -50,14 +53,18 @@ inline void fill_values(std::byte* dst, const std::byte* value, std::size_t size
 }
 
 /// n values at `from` (dtype `t`) as dtype `to`, converted as kernels convert operands.
+/// Both places are aligned to their dtypes (arena, scratch and rows of them are).
 inline void convert_values(DType t, const std::byte* from, DType to, std::byte* dst, std::int64_t n) {
   visit(t, [&]<class T>(Tag<T>) {
     visit(to, [&]<class U>(Tag<U>) {
-      for (std::int64_t i = 0; i < n; ++i) {
-        T v;
-        std::memcpy(&v, from + i * static_cast<std::int64_t>(sizeof(T)), sizeof v);
-        U u = static_cast<U>(v);
-        std::memcpy(dst + i * static_cast<std::int64_t>(sizeof(U)), &u, sizeof u);
+      U* d = reinterpret_cast<U*>(dst);
+      if constexpr (std::is_same_v<T, bool>) {
+        // Read as bytes: a loop that converts bools one at a time does not vectorise.
+        const auto* b = reinterpret_cast<const std::uint8_t*>(from);
+        for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<U>(b[i] != 0);
+      } else {
+        const T* f = reinterpret_cast<const T*>(from);
+        for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<U>(f[i]);
       }
     });
   });
@@ -142,6 +149,8 @@ class RowLoop {
     std::int64_t per = 0;            // values per row of the source; 0: one fixed value
     std::ptrdiff_t fixed_at = -1;    // a fixed value: its filled run in fixed_
     std::ptrdiff_t filled_at = -1;   // one value per row read by a full member: its per-thread run
+    std::ptrdiff_t converted_at = -1;  // read as another dtype: the per-thread place of its tile, converted
+    DType from = DType::f32;           // and the dtype it is converted from
   };
   struct Member {
     BoundKernel kernel;
@@ -231,11 +240,16 @@ class RowLoop {
     for (std::size_t k = 0; k < m.input_count; ++k) {
       Input& in = inputs_of(m)[k];
       if (in.per != 0 && metas[k].dtype != m.kernel.input) {
-        // A reduction's rows convert as the reduction kernel's gathered rows do.
-        if (!m.reduction) return false;
-        m.convert = true;
-        m.convert_from = metas[k].dtype;
-        m.converted = reserve(g_.row, m.kernel.input);
+        // Converted as the op's kernel converts its operands (where's bool condition, say): a
+        // reduction's rows one at a time, an elementwise member's values a tile at a time.
+        if (m.reduction) {
+          m.convert = true;
+          m.convert_from = metas[k].dtype;
+          m.converted = reserve(g_.row, m.kernel.input);
+        } else {
+          in.from = metas[k].dtype;
+          in.converted_at = static_cast<std::ptrdiff_t>(reserve(tile_rows_ * in.per, m.kernel.input));
+        }
       }
       if (m.reduction ? in.per != g_.row : in.per != m.per && in.per != 0 && in.per != 1) return false;
       if (in.per == 0) {
@@ -243,7 +257,7 @@ class RowLoop {
         fixed_.resize(fixed_.size() + static_cast<std::size_t>(std::min(kernels::chunk_size, tile_rows_ * m.per)) * sizeof(double));
         m.fixed_inputs = true;
       } else if (in.per != m.per) {
-        in.filled_at = static_cast<std::ptrdiff_t>(reserve(kernels::chunk_size, m.kernel.input));
+        in.filled_at = static_cast<std::ptrdiff_t>(reserve(std::max(kernels::chunk_size, spread_rows() * g_.row), m.kernel.input));
         m.per_row_inputs = true;
       }
     }
@@ -301,6 +315,9 @@ class RowLoop {
     return v.data + r0 * m.per * static_cast<std::int64_t>(itemsize(v.dtype));
   }
 
+  /// Rows whose one-per-row values are spread at once for one call of an elementwise member.
+  std::int64_t spread_rows() const { return std::clamp<std::int64_t>(row_loop_spread_elements / g_.row, 1, tile_rows_); }
+
   /// A member reduces rows (only a reduction sets the group's reduced dims).
   bool reduces_rows() const { return g_.reduced_from >= 0; }
 
@@ -338,6 +355,10 @@ class RowLoop {
         at[k] = in.fixed_at >= 0 ? fixed_.data() + in.fixed_at
                 : in.member >= 0  ? member_tile(idx(in.member), r0, base)
                                   : external_at[idx(in.external)];
+        if (in.converted_at >= 0) {
+          convert_values(in.from, at[k], m.kernel.input, base + in.converted_at, rows * in.per);
+          at[k] = base + in.converted_at;
+        }
       }
       if (m.reduction) {
         const DType out_dtype = m.out_dtype;
@@ -389,6 +410,18 @@ class RowLoop {
       map(0, total);
     } else if (!m.per_row_inputs) {
       for (std::int64_t b = 0; b < total; b += kernels::chunk_size) map(b, std::min(kernels::chunk_size, total - b));
+    } else if (!m.uniform_last && spread_rows() > 1) {
+      // One value per row, read by a full member: each spread over its row, several rows per
+      // call, so that short rows (a channel's H x W) do not cost a call each.
+      for (std::int64_t r = 0; r < rows; r += spread_rows()) {
+        const std::int64_t count = std::min(spread_rows(), rows - r);
+        for (std::size_t k = 0; k < ins.size(); ++k)
+          if (ins[k].filled_at >= 0)
+            for (std::int64_t q = 0; q < count; ++q)
+              fill_values(base + ins[k].filled_at + q * row * static_cast<std::int64_t>(in_size),
+                          at[k] + (r + q) * static_cast<std::int64_t>(in_size), in_size, row);
+        map(r * row, count * row);
+      }
     } else {
       // One value per row, read by a full member: a run of the row's value, refilled per row.
       const std::int64_t run = std::min(kernels::chunk_size, row);

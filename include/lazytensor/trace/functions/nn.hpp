@@ -158,11 +158,14 @@ inline Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_va
       op_error("batch_norm", {&x, 1}, "eval mode needs running_mean and running_var");
     mu = running_mean, v = running_var;
   }
-  // A Tensor of its own, not part of the expression below: computed once per channel, not per element.
+  // As PyTorch's CPU kernel: a scale and a shift per channel, so that the pass over x (and
+  // its gradient's) is one multiply-add per element, and the gradients of the statistics and
+  // of the affine parameters are sums of [C] values, not passes over x of their own.
   Tensor inv_std = rsqrt(v.reshape(stat_shape) + eps);
-  Tensor y = (x - mu.reshape(stat_shape)) * inv_std;
-  if (weight) y = y * weight->reshape(stat_shape);
-  return bias ? y + bias->reshape(stat_shape) : y;
+  Tensor scale = weight ? Tensor(inv_std * weight->reshape(stat_shape)) : inv_std;
+  Tensor shift = bias ? Tensor(bias->reshape(stat_shape) - mu.reshape(stat_shape) * scale)
+                      : Tensor(-(mu.reshape(stat_shape) * scale));
+  return x * scale + shift;
 }
 
 }  // namespace lt
