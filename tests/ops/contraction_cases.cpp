@@ -182,7 +182,11 @@ LT_OP_TEST(conv2d) {
   struct Conf { std::vector<std::int64_t> x, w; std::int64_t s, p, d, g; };
   std::vector<Conf> confs = {{{1, 1, 5, 5}, {1, 1, 3, 3}, 1, 0, 1, 1}, {{2, 3, 7, 6}, {4, 3, 3, 2}, 2, 1, 1, 1},
                              {{1, 2, 9, 9}, {2, 2, 3, 3}, 1, 2, 2, 1}, {{2, 4, 6, 6}, {6, 2, 3, 3}, 1, 1, 1, 2},
-                             {{1, 3, 5, 5}, {3, 1, 2, 2}, 1, 0, 1, 3}};
+                             {{1, 3, 5, 5}, {3, 1, 2, 2}, 1, 0, 1, 3},
+                             // Unpadded, output rows of 8, 12 and 24 values (one, two and three
+                             // 32-byte blocks, the last overlapping) and a dilated kernel.
+                             {{2, 2, 12, 12}, {3, 2, 5, 5}, 1, 0, 1, 1}, {{1, 2, 12, 14}, {3, 2, 3, 3}, 1, 0, 1, 1},
+                             {{2, 1, 28, 28}, {4, 1, 5, 5}, 1, 0, 1, 1}, {{1, 1, 16, 20}, {2, 1, 3, 3}, 1, 0, 2, 1}};
   std::uint32_t seed = 200;
   for (auto& c : confs) {
     Ref x = random_ref(c.x, DType::f32, seed++), w = random_ref(c.w, DType::f32, seed++);
@@ -207,10 +211,14 @@ struct ConvConf {
     return "s" + std::to_string(s) + " p" + std::to_string(p) + " d" + std::to_string(d) + " g" + std::to_string(g);
   }
 };
-// Strides that leave input rows unread, padding beyond the kernel's reach, dilation, groups.
+// Strides that leave input rows unread, padding beyond the kernel's reach, dilation, groups, and
+// unpadded rows of 8 to 24 values.
 const std::vector<ConvConf> conv_grad_confs = {{{2, 3, 7, 6}, {4, 3, 3, 2}, 2, 1, 1, 1}, {{1, 2, 9, 9}, {2, 2, 3, 3}, 1, 2, 2, 1},
                                                {{2, 4, 6, 6}, {6, 2, 3, 3}, 1, 1, 1, 2}, {{1, 1, 6, 7}, {2, 1, 2, 2}, 3, 0, 1, 1},
-                                               {{1, 1, 3, 3}, {1, 1, 1, 2}, 1, 2, 1, 1}, {{3, 2, 8, 8}, {3, 2, 5, 5}, 1, 0, 1, 1}};
+                                               {{1, 1, 3, 3}, {1, 1, 1, 2}, 1, 2, 1, 1}, {{3, 2, 8, 8}, {3, 2, 5, 5}, 1, 0, 1, 1},
+                                               {{2, 2, 12, 14}, {3, 2, 3, 3}, 1, 0, 1, 1}, {{2, 1, 28, 28}, {4, 1, 5, 5}, 1, 0, 1, 1},
+                                               // Images whose columns outgrow one product: a run multiplies them a few at a time.
+                                               {{12, 3, 20, 20}, {2, 3, 5, 5}, 1, 0, 1, 1}};
 Ref conv_output_grad(const ConvConf& c, std::uint32_t seed) {
   auto out = [&](std::int64_t in, std::int64_t k) { return (in + 2 * c.p - c.d * (k - 1) - 1) / c.s + 1; };
   return random_ref({c.x[0], c.w[0], out(c.x[2], c.w[2]), out(c.x[3], c.w[3])}, DType::f32, seed);
