@@ -219,10 +219,36 @@ void im2col(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
     }
 }
 
+/// col2im without padding and with stride 1 along rows, for rows of OW = Blocks x 32 bytes:
+/// every column row adds OH runs by the same few instructions (as im2col_unpadded).
+template <int Blocks, class T>
+void col2im_unpadded(const ConvGeometry& g, const T* cols, T* img) {
+  constexpr int n = Blocks * static_cast<int>(32 / sizeof(T));
+  const ConvParams& p = g.p;
+  const std::int64_t step = p.sh * g.W;
+  for (std::int64_t ki = 0; ki < g.KH; ++ki)
+    for (std::int64_t kj = 0; kj < g.KW; ++kj)
+      for (std::int64_t c = 0; c < g.cg; ++c) {
+        const T* src = cols + ((c * g.KH + ki) * g.KW + kj) * g.pixels;
+        T* dst = img + (c * g.H + ki * p.dh) * g.W + kj * p.dw;
+        for (std::int64_t r = 0; r < g.OH; ++r, src += n, dst += step)
+          for (int j = 0; j < n; ++j) dst[j] += src[j];
+      }
+}
+
 /// The reverse of im2col: adds each column value into the input element it was read from.
 template <class T>
 void col2im(const ConvGeometry& g, const T* cols, T* img) {
   const ConvParams& p = g.p;
+  if (constexpr std::int64_t block = 32 / sizeof(T); p.ph == 0 && p.pw == 0 && p.sw == 1 && g.OW % block == 0) {
+    switch (g.OW / block) {
+      case 1: return col2im_unpadded<1>(g, cols, img);
+      case 2: return col2im_unpadded<2>(g, cols, img);
+      case 3: return col2im_unpadded<3>(g, cols, img);
+      case 4: return col2im_unpadded<4>(g, cols, img);
+      default: break;
+    }
+  }
   // Channels innermost, as in im2col; each input element still adds its offsets' values in
   // (ki, kj) order, since channels never share an element.
   for (std::int64_t ki = 0; ki < g.KH; ++ki)
