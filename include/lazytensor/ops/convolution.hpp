@@ -165,19 +165,12 @@ inline KernelOffset kernel_offset(const ConvGeometry& g, std::int64_t ki, std::i
 /// more than its copies on rows of 8 to 32 values).
 template <int Blocks, class T>
 void im2col_unpadded(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
-  constexpr std::int64_t block = 32 / sizeof(T);
   const ConvParams& p = g.p;
-  const std::int64_t step = p.sh * g.W, OW = g.OW, OH = g.OH;
   for (std::int64_t c = 0; c < g.cg; ++c)
     for (std::int64_t ki = 0; ki < g.KH; ++ki)
-      for (std::int64_t kj = 0; kj < g.KW; ++kj) {
-        const T* src = img + (c * g.H + ki * p.dh) * g.W + kj * p.dw;
-        T* dst = cols + ((c * g.KH + ki) * g.KW + kj) * ld;
-        for (std::int64_t r = 0; r < OH; ++r, src += step, dst += OW) {
-          for (int b = 0; b + 1 < Blocks; ++b) std::memcpy(dst + b * block, src + b * block, 32);
-          std::memcpy(dst + OW - block, src + OW - block, 32);
-        }
-      }
+      for (std::int64_t kj = 0; kj < g.KW; ++kj)
+        copy_rows_in_blocks<Blocks>(img + (c * g.H + ki * p.dh) * g.W + kj * p.dw, p.sh * g.W,
+                                    cols + ((c * g.KH + ki) * g.KW + kj) * ld, g.OW, g.OH);
 }
 
 template <class T>
@@ -223,17 +216,12 @@ void im2col(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
 /// every column row adds OH runs by the same few instructions (as im2col_unpadded).
 template <int Blocks, class T>
 void col2im_unpadded(const ConvGeometry& g, const T* cols, T* img) {
-  constexpr int n = Blocks * static_cast<int>(32 / sizeof(T));
   const ConvParams& p = g.p;
-  const std::int64_t step = p.sh * g.W;
   for (std::int64_t ki = 0; ki < g.KH; ++ki)
     for (std::int64_t kj = 0; kj < g.KW; ++kj)
-      for (std::int64_t c = 0; c < g.cg; ++c) {
-        const T* src = cols + ((c * g.KH + ki) * g.KW + kj) * g.pixels;
-        T* dst = img + (c * g.H + ki * p.dh) * g.W + kj * p.dw;
-        for (std::int64_t r = 0; r < g.OH; ++r, src += n, dst += step)
-          for (int j = 0; j < n; ++j) dst[j] += src[j];
-      }
+      for (std::int64_t c = 0; c < g.cg; ++c)
+        add_rows_in_blocks<Blocks>(cols + ((c * g.KH + ki) * g.KW + kj) * g.pixels,
+                                   img + (c * g.H + ki * p.dh) * g.W + kj * p.dw, p.sh * g.W, g.OH);
 }
 
 /// The reverse of im2col: adds each column value into the input element it was read from.
