@@ -142,6 +142,31 @@ inline bool plain_2x2(const Window& w) {
   return w.kh == 2 && w.kw == 2 && w.sh == 2 && w.sw == 2 && w.ph == 0 && w.pw == 0 && w.dh == 1 && w.dw == 1;
 }
 
+#if defined(__AVX512F__)
+/// The four taps of 16 whole 2x2 windows from j on (input rows r0 and r1), in window_argmax's
+/// order, with the masks of their lanes: the last packet of a row is cut short by masks, as
+/// rows of whole windows are often short.
+struct WindowTaps {
+  __m512 p, q, u, v;
+  __mmask16 first_lanes, second_lanes;  // of the input rows' two vectors
+  __mmask16 window_lanes;               // of the windows
+  [[gnu::always_inline]] WindowTaps(const float* r0, const float* r1, std::int64_t j, std::int64_t windows) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const auto lanes = static_cast<unsigned>(2 * std::min<std::int64_t>(16, windows - j));
+    first_lanes = static_cast<__mmask16>(lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1);
+    second_lanes = static_cast<__mmask16>(lanes <= 16 ? 0u : lanes == 32 ? 0xFFFFu : (1u << (lanes - 16)) - 1);
+    window_lanes = static_cast<__mmask16>(lanes == 32 ? 0xFFFFu : (1u << (lanes / 2)) - 1);
+    const __m512 a0 = _mm512_maskz_loadu_ps(first_lanes, r0 + 2 * j);
+    const __m512 a1 = _mm512_maskz_loadu_ps(second_lanes, r0 + 2 * j + 16);
+    const __m512 b0 = _mm512_maskz_loadu_ps(first_lanes, r1 + 2 * j);
+    const __m512 b1 = _mm512_maskz_loadu_ps(second_lanes, r1 + 2 * j + 16);
+    p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
+    u = _mm512_permutex2var_ps(b0, even, b1), v = _mm512_permutex2var_ps(b0, odd, b1);
+  }
+};
+#endif
+
 /// The gradient of a row of whole 2x2 windows (input rows r0 and r1; g, the outputs'
 /// gradients), 16 windows at a time: each window's gradient goes to the element window_argmax
 /// chooses (the first NaN, else the first largest), +0 to its other three. Returns how many
@@ -151,23 +176,12 @@ inline std::int64_t plain_2x2_backward_packets([[maybe_unused]] const float* r0,
                                                [[maybe_unused]] float* d0, [[maybe_unused]] float* d1) {
   std::int64_t j = 0;
 #if defined(__AVX512F__)
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   const __m512i first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i second_half = _mm512_add_epi32(first_half, _mm512_set1_epi32(8));
   for (; j < windows; j += 16) {
-    // The last packet of a row is cut short by masks: rows of whole windows are often short.
-    const auto lanes = static_cast<unsigned>(2 * std::min<std::int64_t>(16, windows - j));
-    const auto first_lanes = static_cast<__mmask16>(lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1);
-    const auto second_lanes = static_cast<__mmask16>(lanes <= 16 ? 0u : lanes == 32 ? 0xFFFFu : (1u << (lanes - 16)) - 1);
-    const auto window_lanes = static_cast<__mmask16>(lanes == 32 ? 0xFFFFu : (1u << (lanes / 2)) - 1);
-    const __m512 a0 = _mm512_maskz_loadu_ps(first_lanes, r0 + 2 * j);
-    const __m512 a1 = _mm512_maskz_loadu_ps(second_lanes, r0 + 2 * j + 16);
-    const __m512 b0 = _mm512_maskz_loadu_ps(first_lanes, r1 + 2 * j);
-    const __m512 b1 = _mm512_maskz_loadu_ps(second_lanes, r1 + 2 * j + 16);
-    // The four taps of 16 windows, in window_argmax's order.
-    const __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    const __m512 u = _mm512_permutex2var_ps(b0, even, b1), v = _mm512_permutex2var_ps(b0, odd, b1);
+    const WindowTaps taps(r0, r1, j, windows);
+    const __m512 &p = taps.p, &q = taps.q, &u = taps.u, &v = taps.v;
+    const __mmask16 first_lanes = taps.first_lanes, second_lanes = taps.second_lanes;
     const __mmask16 take_q = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ);
     __m512 best = _mm512_mask_blend_ps(take_q, p, q);
     const __mmask16 take_u = _mm512_cmp_ps_mask(u, best, _CMP_GT_OQ);
@@ -184,7 +198,7 @@ inline std::int64_t plain_2x2_backward_packets([[maybe_unused]] const float* r0,
       at_v = (at_v & ~any) | (nan_v & ~nan_p & ~nan_q & ~nan_u);
     }
     // As the gradient added to a zeroed element.
-    const __m512 grad = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(window_lanes, g + j));
+    const __m512 grad = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(taps.window_lanes, g + j));
     const __m512 dp = _mm512_maskz_mov_ps(at_p, grad), dq = _mm512_maskz_mov_ps(at_q, grad);
     const __m512 du = _mm512_maskz_mov_ps(at_u, grad), dv = _mm512_maskz_mov_ps(at_v, grad);
     _mm512_mask_storeu_ps(d0 + 2 * j, first_lanes, _mm512_permutex2var_ps(dp, first_half, dq));
@@ -205,24 +219,14 @@ inline std::int64_t plain_2x2_forward_packets([[maybe_unused]] const float* r0, 
                                               [[maybe_unused]] std::int64_t windows, [[maybe_unused]] float* y) {
   std::int64_t j = 0;
 #if defined(__AVX512F__)
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   const __m512 nan = _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN());
   for (; j < windows; j += 16) {
-    const auto lanes = static_cast<unsigned>(2 * std::min<std::int64_t>(16, windows - j));
-    const auto first_lanes = static_cast<__mmask16>(lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1);
-    const auto second_lanes = static_cast<__mmask16>(lanes <= 16 ? 0u : lanes == 32 ? 0xFFFFu : (1u << (lanes - 16)) - 1);
-    const auto window_lanes = static_cast<__mmask16>(lanes == 32 ? 0xFFFFu : (1u << (lanes / 2)) - 1);
-    const __m512 a0 = _mm512_maskz_loadu_ps(first_lanes, r0 + 2 * j);
-    const __m512 a1 = _mm512_maskz_loadu_ps(second_lanes, r0 + 2 * j + 16);
-    const __m512 b0 = _mm512_maskz_loadu_ps(first_lanes, r1 + 2 * j);
-    const __m512 b1 = _mm512_maskz_loadu_ps(second_lanes, r1 + 2 * j + 16);
-    const __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    const __m512 u = _mm512_permutex2var_ps(b0, even, b1), v = _mm512_permutex2var_ps(b0, odd, b1);
+    const WindowTaps taps(r0, r1, j, windows);
+    const __m512 &p = taps.p, &q = taps.q, &u = taps.u, &v = taps.v;
     // std::max(a, b) is a < b ? b : a, which max_ps(b, a) computes (b > a ? b : a).
     const __m512 m = _mm512_max_ps(_mm512_max_ps(v, u), _mm512_max_ps(q, p));
     const __mmask16 any_nan = _mm512_cmp_ps_mask(p, q, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(u, v, _CMP_UNORD_Q);
-    _mm512_mask_storeu_ps(y + j, window_lanes, _mm512_mask_blend_ps(any_nan, m, nan));
+    _mm512_mask_storeu_ps(y + j, taps.window_lanes, _mm512_mask_blend_ps(any_nan, m, nan));
   }
   j = std::min(j, windows);
 #endif
