@@ -163,6 +163,10 @@ CaseList long_rows(const std::string& what, DType in, DType out, const Call& cal
           reduce_case(what + " everything", random_ref({70, 80}, in, 94, lo, hi), {}, false, out, call, f),
           reduce_case(what + " outer dim, many outputs", random_ref({2100, 130}, in, 95, lo, hi), {0}, false, out, call, f),
           reduce_case(what + " outer dims apart", random_ref({40, 3, 60, 50}, in, 96, lo, hi), apart, true, out, call, f),
+          reduce_case(what + " runs of 280 across dims", random_ref({9, 3, 7, 40}, in, 97, lo, hi), one_dim ? apart : std::vector<std::int64_t>{0, 2, 3},
+                      false, out, call, f),
+          reduce_case(what + " runs of 45", random_ref({50, 2, 45}, in, 98, lo, hi), one_dim ? std::vector<std::int64_t>{0} : apart, true,
+                      out, call, f),
           reduce_case(what + " specials in far chunks", long_specials(), {1}, false, out, call, f)};
 }
 
@@ -494,6 +498,27 @@ TEST(ReductionDeterminism, LongReductionsAreBitwiseEqualForAnyThreadCount) {
   double exact = 0;
   for (float v : values) exact += v;
   EXPECT_NEAR(x.sum().item<float>(), exact, std::abs(exact) * 1e-6 + 1e-3);
+}
+
+/// A row made of runs (a reduction over N, H and W of [N, C, H, W]) is reduced from its runs
+/// in place: the result must be bitwise that of the same values laid out as one contiguous
+/// row, whatever the run length (multiples of the 32 lanes or not, shorter or longer than a
+/// chunk of 2048).
+TEST(ReductionRuns, RowsOfRunsGiveTheBitsOfTheirContiguousCopy) {
+  for (std::int64_t hw : {32, 45, 144, 576, 3000}) {
+    for (DType t : {DType::f32, DType::f64}) {
+      Tensor x = (randn({7, 3, 1, hw}, cpu, DType::f64) * exp(randn({7, 3, 1, hw}, cpu, DType::f64) * 4.0)).to(t);
+      Tensor rows = x.permute({1, 0, 2, 3}).contiguous().reshape({3, -1});
+      for (bool mean_of : {false, true}) {
+        Tensor runs = mean_of ? mean(x, Dims{0, 2, 3}) : sum(x, Dims{0, 2, 3});
+        Tensor whole = mean_of ? mean(rows, Dims{1}) : sum(rows, Dims{1});
+        SCOPED_TRACE("runs of " + std::to_string(hw) + (t == DType::f32 ? " f32" : " f64") + (mean_of ? " mean" : " sum"));
+        std::vector<double> a = runs.to(DType::f64).to_vector<double>(), b = whole.to(DType::f64).to_vector<double>();
+        ASSERT_EQ(a.size(), 3u);
+        for (std::size_t k = 0; k < a.size(); ++k) EXPECT_EQ(std::memcmp(&a[k], &b[k], sizeof(double)), 0) << a[k] << " vs " << b[k];
+      }
+    }
+  }
 }
 
 }  // namespace

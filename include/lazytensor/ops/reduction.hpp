@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <type_traits>
 
 #include "lazytensor/ops/descriptor.hpp"
@@ -26,22 +27,76 @@ struct Itself {
   template <class V> V operator()(V v) const { return v; }
 };
 
-/// Sum of term(x[i]) for n values in 32 interleaved lanes added as a fixed tree: several
-/// independent vector accumulators (one would wait on its own latency every step), and the
-/// same bits on every run. Integers add as unsigned, wrapping like PyTorch's.
+namespace detail {
+inline constexpr int sum_lanes = 32;
+template <class T> using SumAcc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
+
+/// acc[l] += term(x[32 b + l]) for `blocks` whole blocks of 32 values.
+template <class Acc, class In, class Term>
+[[gnu::always_inline]] inline void add_lane_blocks(Acc (&acc)[sum_lanes], const In* x, std::int64_t blocks, Term term) {
+  for (std::int64_t b = 0; b < blocks; ++b, x += sum_lanes)
+    for (int l = 0; l < sum_lanes; ++l) acc[l] += term(static_cast<Acc>(x[l]));
+}
+
+/// The lanes added as a fixed tree, then the tail.
+template <class Acc>
+[[gnu::always_inline]] inline Acc lane_total(Acc (&acc)[sum_lanes], Acc tail) {
+  for (int width = sum_lanes / 2; width > 0; width /= 2)
+    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
+  return acc[0] + tail;
+}
+}  // namespace detail
+
+/// Sum of term(x[i]) for n values in 32 interleaved lanes added as a fixed tree: value i goes
+/// to lane i mod 32, the last n mod 32 to a tail added in order. Several independent vector
+/// accumulators (one would wait on its own latency every step), and the same bits on every
+/// run. Integers add as unsigned, wrapping like PyTorch's.
 template <class T, class In = T, class Term = Itself>
 T lane_sum(const In* x, std::int64_t n, Term term = {}) {
-  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
-  constexpr int lanes = 32;
+  using Acc = detail::SumAcc<T>;
+  constexpr int lanes = detail::sum_lanes;
   Acc acc[lanes] = {};
-  std::int64_t i = 0;
-  for (; i + lanes <= n; i += lanes)
-    for (int l = 0; l < lanes; ++l) acc[l] += term(static_cast<Acc>(x[i + l]));
+  detail::add_lane_blocks(acc, x, n / lanes, term);
   Acc tail = 0;
-  for (; i < n; ++i) tail += term(static_cast<Acc>(x[i]));
-  for (int width = lanes / 2; width > 0; width /= 2)
-    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
-  return static_cast<T>(acc[0] + tail);
+  for (std::int64_t i = n - n % lanes; i < n; ++i) tail += term(static_cast<Acc>(x[i]));
+  return static_cast<T>(detail::lane_total(acc, tail));
+}
+
+/// lane_sum of a chunk of n values given as pieces in order (the runs of a strided row):
+/// the same lanes, so the same bits, however the chunk is cut.
+template <class T, class In = T, class Term = Itself>
+T lane_sum_pieces(std::span<const kernels::RowPiece> pieces, std::int64_t n, Term term = {}) {
+  using Acc = detail::SumAcc<T>;
+  constexpr int lanes = detail::sum_lanes;
+  Acc acc[lanes] = {};
+  Acc tail = 0;
+  const std::int64_t whole = n - n % lanes;  // values before it go to the lanes
+  // Values that fill part of a block go through a block of zeros, so that the accumulators
+  // stay in registers: a lane starts at +0 and so never holds -0, and adding +0 keeps it.
+  auto add_part = [&](const In* x, int from, int count) {
+    Acc part[lanes] = {};
+    for (int l = 0; l < count; ++l) part[from + l] = term(static_cast<Acc>(x[l]));
+    for (int l = 0; l < lanes; ++l) acc[l] += part[l];
+  };
+  std::int64_t i = 0;
+  for (const kernels::RowPiece& piece : pieces) {
+    const In* x = static_cast<const In*>(piece.data);
+    std::int64_t left = piece.n;
+    if (const int from = static_cast<int>(i % lanes); from != 0 && i < whole) {
+      const int count = static_cast<int>(std::min<std::int64_t>(left, lanes - from));
+      add_part(x, from, count);
+      x += count, i += count, left -= count;
+    }
+    const std::int64_t blocks = std::max<std::int64_t>(0, std::min(left, whole - i)) / lanes;
+    detail::add_lane_blocks(acc, x, blocks, term);
+    x += blocks * lanes, i += blocks * lanes, left -= blocks * lanes;
+    if (const std::int64_t count = std::min(left, whole - i); count > 0) {
+      add_part(x, 0, static_cast<int>(count));
+      x += count, i += count, left -= count;
+    }
+    for (; left > 0; ++x, ++i, --left) tail += term(static_cast<Acc>(*x));
+  }
+  return static_cast<T>(detail::lane_total(acc, tail));
 }
 
 template <class T> bool is_nan(T x) {
@@ -64,6 +119,9 @@ struct Sum : AnyDims {
   static DType result_dtype(DType t) { return is_floating(t) ? t : DType::i64; }
   template <class T> static T identity() { return T(0); }
   template <class T, class In = T> static T reduce(const In* x, std::int64_t n, std::int64_t) { return lane_sum<T>(x, n); }
+  template <class T, class In = T> static T reduce_pieces(std::span<const kernels::RowPiece> x, std::int64_t n, std::int64_t) {
+    return lane_sum_pieces<T, In>(x, n);
+  }
   template <class T> static void combine(T& a, const T& b) {
     if constexpr (std::is_integral_v<T>) a = static_cast<T>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
     else a += b;
@@ -100,6 +158,9 @@ struct Mean : AnyDims {
   static DType result_dtype(DType t) { return floating_input(t); }
   template <class T> static T identity() { return T(0); }
   template <class T, class In = T> static T reduce(const In* x, std::int64_t n, std::int64_t) { return lane_sum<T>(x, n); }
+  template <class T, class In = T> static T reduce_pieces(std::span<const kernels::RowPiece> x, std::int64_t n, std::int64_t) {
+    return lane_sum_pieces<T, In>(x, n);
+  }
   template <class T> static void combine(T& a, const T& b) { a += b; }
   template <class T> static T finish(const T& s, std::int64_t count, const Attrs&) { return s / static_cast<T>(count); }
 };
@@ -292,7 +353,7 @@ kernels::Reducer make_reducer() {
   using S = typename Op::template State<T>;
   static_assert(sizeof(S) <= kernels::max_reduce_state && std::is_trivially_copyable_v<S>);
   using R = decltype(Op::template finish<T>(S{}, 0, Attrs{}));
-  kernels::Reducer r{dtype_v<In>, dtype_v<R>, nullptr, nullptr, nullptr, nullptr};
+  kernels::Reducer r{dtype_v<In>, dtype_v<R>, nullptr, nullptr, nullptr, nullptr, nullptr};
   if constexpr (requires { Op::template identity<T>(); })
     r.identity = [](void* state) {
       S s = Op::template identity<T>();
@@ -304,6 +365,11 @@ kernels::Reducer make_reducer() {
     else s = Op::template reduce<T, In>(static_cast<const In*>(row), n, first);
     std::memcpy(state, &s, sizeof s);
   };
+  if constexpr (requires { Op::template reduce_pieces<T, In>(std::span<const kernels::RowPiece>{}, 0, 0); })
+    r.reduce_pieces = [](std::span<const kernels::RowPiece> pieces, std::int64_t n, std::int64_t first, void* state) {
+      S s = Op::template reduce_pieces<T, In>(pieces, n, first);
+      std::memcpy(state, &s, sizeof s);
+    };
   r.combine = [](void* acc, const void* next) {
     S a = load_state<S>(acc);
     Op::template combine<T>(a, load_state<S>(next));

@@ -30,12 +30,24 @@ inline constexpr std::int64_t tile_pitch = reduce_chunk + 8;
 /// Rows with fewer outputs than this are split into chunks reduced in parallel.
 inline constexpr std::int64_t split_rows_below = 128;
 
+/// A contiguous run of a chunk's elements, where a chunk of a strided row lies in several.
+struct RowPiece {
+  const void* data;
+  std::int64_t n;
+};
+/// The shortest runs a reducer takes in place: shorter ones are gathered into one array.
+inline constexpr std::int64_t min_row_piece = 32;
+inline constexpr std::size_t max_row_pieces = reduce_chunk / min_row_piece + 2;
+
 /// The per-op part of a reduction, on states of the op's type held as raw bytes.
 struct Reducer {
   DType compute;  // rows are gathered as this type (i64 or f64)
   DType result;   // finish writes this type
   void (*identity)(void* state);  // the state of an empty row; nullptr: the op has none
   void (*reduce)(const void* row, std::int64_t n, std::int64_t first, void* state);  // n >= 1
+  // The same for a chunk in pieces (n elements in all), with the same result; nullptr: the op
+  // takes contiguous chunks only.
+  void (*reduce_pieces)(std::span<const RowPiece> pieces, std::int64_t n, std::int64_t first, void* state);
   void (*combine)(void* acc, const void* next);  // `next` holds the elements after `acc`'s
   void (*finish)(const void* state, std::int64_t count, const Attrs& attrs, void* result);
 };
@@ -161,10 +173,31 @@ decltype(auto) visit_reduce_compute(DType t, F&& f) {
   }
 }
 
+/// Whether a chunk of a row of `p` is read in place as its runs: runs along a contiguous
+/// innermost dim, long enough to be worth a call each, already of the type the op reads.
+inline bool reads_pieces(const View& in, const ReducePlan& p, const Reducer& r) {
+  return r.reduce_pieces != nullptr && in.dtype == r.compute && p.row.rank() >= 2 && p.row_strides.back() == 1 &&
+         p.row.back() >= min_row_piece;
+}
+
 /// Reduces chunk c of the row starting at `base` into `state`.
 inline void reduce_chunk_at(const View& in, const ReducePlan& p, const Reducer& r, std::int64_t base, std::int64_t c,
                             ChunkBuffer& buf, void* state) {
   std::int64_t r0 = c * reduce_chunk, n = std::min(reduce_chunk, p.row_size - r0);
+  if (reads_pieces(in, p, r)) {
+    // Copying the runs into one array would cost about as much as reducing them.
+    std::array<RowPiece, max_row_pieces> pieces;
+    std::size_t count = 0;
+    const std::byte* src = in.data + base * static_cast<std::int64_t>(itemsize(in.dtype));
+    InnerRuns runs(p.row, p.row_strides, r0);
+    for (std::int64_t i = 0; i < n; runs.next()) {
+      const std::int64_t take = std::min(runs.left(), n - i);
+      pieces[count++] = {src + runs.offset() * static_cast<std::int64_t>(itemsize(in.dtype)), take};
+      i += take;
+    }
+    r.reduce_pieces(std::span<const RowPiece>(pieces.data(), count), n, r0, state);
+    return;
+  }
   const void* row = visit_reduce_compute(r.compute, [&]<class Tc>(Tag<Tc>) -> const void* {
     return gather_row(in, p, base, r0, n, reinterpret_cast<Tc*>(buf.bytes));
   });
