@@ -106,6 +106,27 @@ TEST(Plan, LogSoftmaxAndLayerNormAreOneKernelEach) {
   expect_plan_matches_reference({centred, mu}, "centred");
 }
 
+/// The terms of a sum made where their operands are ready (autograd's gradient of batch norm:
+/// one term early, others after reductions over non-trailing dims) run as one group at the
+/// last of them, and none of them is made in full.
+TEST(Plan, TermsOfASumMadeApartRunAsOneGroup) {
+  Tensor x = randn({64, 8, 6, 6}, device()), g = randn({64, 8, 6, 6}, device()), s = randn({1, 8, 1, 1}, device());
+  sync();
+  Tensor early = g * s;
+  Tensor centred = (x - mean(x, Dims{0, 2, 3}, true)) * 0.5;
+  Tensor shift = sum(g, Dims{0, 2, 3}, true) / 9.0;
+  Tensor out = where(x > 0.0, early + centred + shift, 0.0);
+  PlanStats stats = debug::plan_stats({out});
+  EXPECT_EQ(stats.fused_groups, 1);
+  EXPECT_LT(stats.intermediate_bytes, x.numel() * 4);  // only the per-channel values
+  expect_plan_matches_reference({out}, "terms made apart");
+  // Read outside before the late term, the early term's group cannot wait for it.
+  Tensor read_early = sum(early, Dims{0, 2, 3});
+  stats = debug::plan_stats({out, read_early});
+  EXPECT_GE(stats.intermediate_bytes, x.numel() * 4);
+  expect_plan_matches_reference({out, read_early}, "early term read outside");
+}
+
 /// The row loop runs a group when every member has a bound form for its operands: here
 /// reductions whose rows or results convert (f32 var and argmax read rows as f64; an f32 sum
 /// accumulates in f64; argmax gives i64), C++ scalars, row values broadcast along rows, and

@@ -152,10 +152,53 @@ class Grouper {
       : group_of_(s.order.size(), -1), role_(s.order.size(), MemberRole::full), s_(s), last_full_reader_(s.order.size(), -1) {}
 
   void add(int p) {
+    place(p);
+    // Whatever reads a group's value from outside runs after the group: it may run no later.
+    for (int q : inputs(p))
+      if (int g = group_of_[idx(q)]; g >= 0 && g != group_of_[idx(p)]) read_outside_[idx(g)] = 1;
+  }
+
+  /// Renumbers the groups without those merged into others.
+  void drop_merged() {
+    std::vector<int> number(groups_.size(), -1);
+    std::size_t kept = 0;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      if (merged_into_[g] >= 0) continue;
+      number[g] = static_cast<int>(kept);
+      if (kept != g) {
+        groups_[kept] = std::move(groups_[g]);
+        members_[kept] = std::move(members_[g]);
+        first_[kept] = first_[g];
+        run_at_[kept] = run_at_[g];
+      }
+      ++kept;
+    }
+    groups_.resize(kept), members_.resize(kept), first_.resize(kept), run_at_.resize(kept);
+    for (int& g : group_of_)
+      if (g >= 0) g = number[idx(g)];
+  }
+
+  std::vector<FusionGroup> groups_;
+  std::vector<std::vector<int>> members_;  // per group: positions, schedule order
+  std::vector<int> first_;                 // per group: its first member's position
+  std::vector<int> run_at_;                // per group: the position at which it runs
+  std::vector<int> group_of_;
+  std::vector<MemberRole> role_;
+
+ private:
+  void place(int p) {
     const Node& node = at(p);
     if (fusible(node)) {
-      for (int q : inputs(p))
-        if (int g = group_of_[idx(q)]; g >= 0 && try_join_elementwise(p, g)) return;
+      // A group that can run it where the group runs now, else one that can run later.
+      for (bool later : {false, true})
+        for (int q : inputs(p))
+          if (int g = group_of_[idx(q)]; g >= 0 && try_join_elementwise(p, g, later)) {
+            // The groups of its other inputs, which nothing else has read, come along: the
+            // terms of a gradient sum, made in groups of their own, then run as one.
+            for (int r : inputs(p))
+              if (int h = group_of_[idx(r)]; h >= 0 && h != g && can_merge(h, g)) merge(h, g);
+            return;
+          }
       start(p, node.meta.shape, MemberRole::full);
     } else if (tiled_product(node, s_, inputs(p))) {
       start(p, node.meta.shape, MemberRole::product);
@@ -168,7 +211,7 @@ class Grouper {
       // It joins the group that makes its input, or one that already reads that input in
       // full (layer norm's mean and variance of x), when that group's rows are its rows.
       int q = inputs(p)[0], g = role_[idx(q)] == MemberRole::full ? group_of_[idx(q)] : -1;
-      if (g < 0) g = last_full_reader_[idx(q)];
+      if (g < 0 && last_full_reader_[idx(q)] >= 0) g = live(last_full_reader_[idx(q)]);
       // A product's tiles are blocks of rows and columns, not whole rows: it takes no reduction.
       if (g >= 0 && role_[idx(first_[idx(g)])] != MemberRole::product && groups_[idx(g)].shape == in.meta.shape &&
           (groups_[idx(g)].reduced_from < 0 || groups_[idx(g)].reduced_from == from)) {
@@ -181,13 +224,6 @@ class Grouper {
     }
   }
 
-  std::vector<FusionGroup> groups_;
-  std::vector<std::vector<int>> members_;  // per group: positions, schedule order
-  std::vector<int> first_;                 // per group: its first member's position
-  std::vector<int> group_of_;
-  std::vector<MemberRole> role_;
-
- private:
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
   const Node& at(int p) const { return *s_.order[idx(p)]; }
   std::span<const int> inputs(int p) const { return s_.inputs[idx(p)]; }
@@ -197,6 +233,9 @@ class Grouper {
     groups_.push_back({shape, 1, -1, {}, {}});
     members_.emplace_back();
     first_.push_back(p);
+    run_at_.push_back(p);
+    read_outside_.push_back(0);
+    merged_into_.push_back(-1);
     join(p, g, role);
     return g;
   }
@@ -211,14 +250,15 @@ class Grouper {
         if (group_of_[idx(q)] != g) last_full_reader_[idx(q)] = g;
   }
 
-  /// An input from outside `g` must be ready when the group starts: device data, an inline
-  /// constant, or a value computed before the group's first member.
+  /// An input from outside `g` must be ready when the group runs: device data, an inline
+  /// constant, or a value computed before the group's step.
   bool ready_before(int q, int g) const {
     const Node& in = at(q);
-    return q < first_[idx(g)] || in.is_data() || inline_constant(in);
+    return q < run_at_[idx(g)] || in.is_data() || inline_constant(in);
   }
 
-  bool try_join_elementwise(int p, int g) {
+  /// `may_wait`: the group may run later, at p, where an input of p is computed after it.
+  bool try_join_elementwise(int p, int g, bool may_wait) {
     const FusionGroup& group = groups_[idx(g)];
     const Shape& shape = at(p).meta.shape;
     // Full when it spans the group's index space; one per row when it has the shape of a
@@ -227,9 +267,14 @@ class Grouper {
     for (int q : inputs(p))
       row = row || (group_of_[idx(q)] == g && role_[idx(q)] == MemberRole::row && at(q).meta.shape == shape);
     if (!full && !row) return false;
+    // An input computed after the group's step moves the step to p, unless something outside
+    // the group has read one of its values already (the autograd sum of a gradient's terms,
+    // each made where its operands are ready, joins this way).
+    bool later = false;
     for (int q : inputs(p)) {
       if (group_of_[idx(q)] != g) {
-        if (!ready_before(q, g)) return false;
+        later = later || !ready_before(q, g);
+        if (later && (!may_wait || read_outside_[idx(g)])) return false;
       } else if (role_[idx(q)] == MemberRole::row) {
         if (full ? !broadcasts_per_row(at(q).meta.shape, group) : at(q).meta.shape != shape) return false;
       } else if (!full) {
@@ -237,11 +282,40 @@ class Grouper {
       }
     }
     join(p, g, full ? MemberRole::full : MemberRole::row);
+    if (later) run_at_[idx(g)] = p;
     return true;
   }
 
+  /// Whether group h can be merged into g: elementwise members over g's index space only,
+  /// none read outside h yet, and g free to run as late as h must.
+  bool can_merge(int h, int g) const {
+    if (read_outside_[idx(h)] || groups_[idx(h)].reduced_from >= 0 || groups_[idx(h)].shape != groups_[idx(g)].shape ||
+        role_[idx(first_[idx(g)])] == MemberRole::product)
+      return false;
+    for (int m : members_[idx(h)])
+      if (role_[idx(m)] != MemberRole::full) return false;
+    return run_at_[idx(h)] <= run_at_[idx(g)] || !read_outside_[idx(g)];
+  }
+  void merge(int h, int g) {
+    std::vector<int>& into = members_[idx(g)];
+    for (int m : members_[idx(h)]) group_of_[idx(m)] = g;
+    const auto middle = into.insert(into.end(), members_[idx(h)].begin(), members_[idx(h)].end());
+    std::inplace_merge(into.begin(), middle, into.end());
+    members_[idx(h)].clear();
+    first_[idx(g)] = std::min(first_[idx(g)], first_[idx(h)]);
+    run_at_[idx(g)] = std::max(run_at_[idx(g)], run_at_[idx(h)]);
+    merged_into_[idx(h)] = g;
+  }
+  /// The group that group g's members are in now.
+  int live(int g) const {
+    while (merged_into_[idx(g)] >= 0) g = merged_into_[idx(g)];
+    return g;
+  }
+
   const Schedule& s_;
+  std::vector<int> merged_into_;  // per group: the group it was merged into, or -1
   std::vector<int> last_full_reader_;  // per position: the last group reading it in full from outside, or -1
+  std::vector<char> read_outside_;     // per group: whether a node outside it read one of its values
 };
 
 /// Position -> member and position -> externals of the group being filled. Made once per plan
@@ -404,6 +478,7 @@ inline Plan make_plan(const Schedule& s) {
   std::vector<char> is_root(idx(n), 0);
   for (int r : s.roots) is_root[idx(r)] = 1;
 
+  grouper.drop_merged();
   std::vector<int>& group_of = grouper.group_of_;
   // A group of one op gains nothing from tiles: that op runs alone.
   for (const auto& members : grouper.members_)
@@ -433,7 +508,7 @@ inline Plan make_plan(const Schedule& s) {
     const OpDesc& op = *ops[idx(p)];
     int g = group_of[idx(p)];
     if (op.kind == OpKind::leaf || (g < 0 && !plan.materialized[idx(p)])) continue;
-    if (g >= 0 && grouper.first_[idx(g)] != p) continue;
+    if (g >= 0 && grouper.run_at_[idx(g)] != p) continue;
     plan.steps.push_back({p, g});
     const bool view = g < 0 && op.view != nullptr;
     ++(view ? plan.stats.views : plan.stats.kernels);

@@ -19,7 +19,8 @@ inline double reduced_count(const GradContext& c) {
 }
 
 inline void sum(GradContext& c) { c.set(0, spread(c, c.grad)); }
-inline void mean(GradContext& c) { c.set(0, spread(c, c.grad) / reduced_count(c)); }
+/// Divided before it is spread: one division per output element, not per input element.
+inline void mean(GradContext& c) { c.set(0, spread(c, c.grad / reduced_count(c))); }
 inline void logsumexp(GradContext& c) { c.set(0, spread(c, c.grad) * grad::exp(c.input(0) - spread(c, c.output))); }
 
 /// Shared among the elements equal to the extreme, as PyTorch's amax and amin.
@@ -44,18 +45,21 @@ inline void prod(GradContext& c) {
                        grad::where(grad::logical_and(grad::eq(zeros, 1.0), zero), g * rest, 0.0)));
 }
 
-/// attrs.floats {correction}: 2 (x - mean) / (N - correction).
-inline GradValue centered_over_dof(const GradContext& c) {
+/// attrs.floats {correction}: the degrees of freedom, N - correction (at least 0).
+inline double dof(const GradContext& c) { return std::max(0.0, reduced_count(c) - c.attrs.floats[0]); }
+/// x - mean(x) over the reduced dims.
+inline GradValue centered(const GradContext& c) {
   const GradValue& x = c.input(0);
-  double dof = std::max(0.0, reduced_count(c) - c.attrs.floats[0]);
-  GradValue centered = x - spread(c, reduce(OpId::mean, x, reduced(c), true));
-  return centered / dof;
+  return x - spread(c, reduce(OpId::mean, x, reduced(c), true));
 }
-inline void var(GradContext& c) { c.set(0, spread(c, c.grad) * centered_over_dof(c) * 2.0); }
+/// d var = 2 (x - mean) / dof, as PyTorch: the factor scales the output's gradient before it is
+/// spread, so the pass over x is one subtraction and one product.
+inline void var(GradContext& c) { c.set(0, spread(c, c.grad * (2.0 / dof(c))) * centered(c)); }
 /// std = sqrt(var): d std = d var / (2 std); no gradient where std is 0, as PyTorch.
 inline void std_dev(GradContext& c) {
-  GradValue s = spread(c, c.output);
-  c.set(0, grad::where(grad::eq(s, 0.0), 0.0, spread(c, c.grad) / s * centered_over_dof(c)));
+  GradValue zero = grad::eq(c.output, 0.0);
+  GradValue factor = grad::where(zero, 0.0, c.grad / (c.output * dof(c)));
+  c.set(0, spread(c, factor) * centered(c));
 }
 
 }  // namespace lt::grad::rule
