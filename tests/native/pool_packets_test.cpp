@@ -1,6 +1,7 @@
 // max_pool2d and its gradient over whole 2x2 windows, built for this machine's CPU: where it
-// has AVX-512, rows of windows are taken 16 at a time under masks, and these cases hold that
-// path to a plain loop bit for bit (rows of 1 to 33 windows; ties, NaN, infinities, signed zeros).
+// has AVX-512, rows of windows are taken 16 at a time under masks, and windows tiling planes
+// 2 to 16 wide 16 at a time straight through the planes; these cases hold both paths to a
+// plain loop bit for bit (rows of 1 to 33 windows; ties, NaN, infinities, signed zeros).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -73,7 +74,7 @@ std::vector<float> tied_values(std::size_t n, std::mt19937& gen) {
 TEST(MaxPoolPackets, WholeWindowMaximaMatchAPlainLoopBitForBit) {
   std::mt19937 gen(7);
   for (std::int64_t H : {2, 5, 8, 24})
-    for (std::int64_t W : {2, 3, 9, 24, 33, 35, 64, 66})
+    for (std::int64_t W : {2, 3, 4, 8, 9, 16, 24, 33, 35, 64, 66})
       for (bool ceil : {false, true}) {
         const std::int64_t N = 2, C = 3, OH = ceil ? (H + 1) / 2 : H / 2, OW = ceil ? (W + 1) / 2 : W / 2;
         const std::vector<float> x = tied_values(static_cast<std::size_t>(N * C * H * W), gen);
@@ -92,7 +93,7 @@ TEST(MaxPoolPackets, WholeWindowGradientsMatchAPlainLoopBitForBit) {
   std::normal_distribution<float> normal;
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (std::int64_t H : {2, 5, 8, 24})
-    for (std::int64_t W : {2, 3, 9, 24, 33, 35, 64, 66})
+    for (std::int64_t W : {2, 3, 4, 8, 9, 16, 24, 33, 35, 64, 66})
       for (bool ceil : {false, true}) {
         const std::int64_t N = 2, C = 3, OH = ceil ? (H + 1) / 2 : H / 2, OW = ceil ? (W + 1) / 2 : W / 2;
         std::vector<float> x(static_cast<std::size_t>(N * C * H * W)), g(static_cast<std::size_t>(N * C * OH * OW));

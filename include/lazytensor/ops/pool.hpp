@@ -143,11 +143,108 @@ inline bool plain_2x2(const Window& w) {
 }
 
 #if defined(__AVX512F__)
-/// The four taps of 16 whole 2x2 windows from j on (input rows r0 and r1), in window_argmax's
-/// order, with the masks of their lanes: the last packet of a row is cut short by masks, as
-/// rows of whole windows are often short.
-struct WindowTaps {
+/// The four taps of 16 whole 2x2 windows (top left, top right, bottom left, bottom right: the
+/// order window_argmax searches), one window per lane.
+struct Taps {
   __m512 p, q, u, v;
+};
+
+/// The maxima of the windows with plain_2x2's loop's bits: NaN where a window holds one, else
+/// the pairwise maxima max(max(p, q), max(u, v)) keeping the earlier of equals.
+[[gnu::always_inline]] inline __m512 window_maxima(const Taps& t) {
+  // std::max(a, b) is a < b ? b : a, which max_ps(b, a) computes (b > a ? b : a).
+  const __m512 m = _mm512_max_ps(_mm512_max_ps(t.v, t.u), _mm512_max_ps(t.q, t.p));
+  const __mmask16 any_nan = _mm512_cmp_ps_mask(t.p, t.q, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(t.u, t.v, _CMP_UNORD_Q);
+  return _mm512_mask_blend_ps(any_nan, m, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+}
+
+/// The windows' gradients (lanes of g) placed at the tap each window chooses, as
+/// window_argmax: the first NaN, else the first largest; +0 at the other taps.
+[[gnu::always_inline]] inline Taps window_gradients(const Taps& t, __m512 g) {
+  const __mmask16 take_q = _mm512_cmp_ps_mask(t.q, t.p, _CMP_GT_OQ);
+  __m512 best = _mm512_mask_blend_ps(take_q, t.p, t.q);
+  const __mmask16 take_u = _mm512_cmp_ps_mask(t.u, best, _CMP_GT_OQ);
+  best = _mm512_mask_blend_ps(take_u, best, t.u);
+  const __mmask16 take_v = _mm512_cmp_ps_mask(t.v, best, _CMP_GT_OQ);
+  __mmask16 at_v = take_v, at_u = take_u & ~take_v, at_q = take_q & ~take_u & ~take_v;
+  __mmask16 at_p = ~(at_q | at_u | at_v);
+  const __mmask16 nan_p = _mm512_cmp_ps_mask(t.p, t.p, _CMP_UNORD_Q), nan_q = _mm512_cmp_ps_mask(t.q, t.q, _CMP_UNORD_Q);
+  const __mmask16 nan_u = _mm512_cmp_ps_mask(t.u, t.u, _CMP_UNORD_Q), nan_v = _mm512_cmp_ps_mask(t.v, t.v, _CMP_UNORD_Q);
+  if (const __mmask16 any = nan_p | nan_q | nan_u | nan_v; any != 0) {  // the first NaN wins
+    at_p = (at_p & ~any) | nan_p;
+    at_q = (at_q & ~any) | (nan_q & ~nan_p);
+    at_u = (at_u & ~any) | (nan_u & ~nan_p & ~nan_q);
+    at_v = (at_v & ~any) | (nan_v & ~nan_p & ~nan_q & ~nan_u);
+  }
+  const __m512 grad = _mm512_add_ps(_mm512_setzero_ps(), g);  // as the gradient added to a zeroed element
+  return {_mm512_maskz_mov_ps(at_p, grad), _mm512_maskz_mov_ps(at_q, grad), _mm512_maskz_mov_ps(at_u, grad),
+          _mm512_maskz_mov_ps(at_v, grad)};
+}
+
+/// The first n lanes of 16 (none for n <= 0, all for n >= 16).
+inline __mmask16 lanes_up_to(std::int64_t n) {
+  return n <= 0 ? __mmask16(0) : n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+/// Windows that tile planes of width W = 2, 4, 8 or 16 (1 to 8 windows a row, a whole row
+/// pair each) lie in the input in window order, 4 values each: 16 windows are 64 consecutive
+/// values, the first 8 windows' in the first 32. Permutes take the taps out of those 4 vectors
+/// and put the windows' gradients back.
+class TiledWindows {
+ public:
+  static bool fits(std::int64_t W) { return W == 2 || W == 4 || W == 8 || W == 16; }
+
+  explicit TiledWindows(std::int64_t W) {
+    alignas(64) std::int32_t tap[4][16], back[4][16];
+    const std::int64_t OW = W / 2;
+    for (std::int64_t w = 0; w < 16; ++w) {
+      const std::int64_t at = w / OW * 2 * W + 2 * (w % OW);  // its top left value in the 64
+      const std::int64_t offsets[4] = {at, at + 1, at + W, at + W + 1};
+      for (int t = 0; t < 4; ++t) tap[t][w] = static_cast<std::int32_t>(offsets[t] % 32);
+    }
+    for (std::int64_t f = 0; f < 64; ++f) {
+      const std::int64_t pair = f / (2 * W), in_pair = f % (2 * W), col = in_pair % W;
+      const std::int64_t w = pair * OW + col / 2, t = 2 * (in_pair / W) + col % 2;
+      back[f / 16][f % 16] = static_cast<std::int32_t>(w + 16 * (t % 2));
+      if (t >= 2) bottom_[f / 16] = static_cast<__mmask16>(bottom_[f / 16] | (1u << (f % 16)));
+    }
+    for (int k = 0; k < 4; ++k) {
+      tap_[k] = _mm512_load_si512(tap[k]);
+      back_[k] = _mm512_load_si512(back[k]);
+    }
+  }
+
+  /// The taps of `windows` (1 to 16) windows whose values start at x, and the lanes of the
+  /// 4 vectors of values they cover.
+  [[gnu::always_inline]] Taps taps(const float* x, std::int64_t windows, __mmask16 (&lanes)[4]) const {
+    __m512 z[4];
+    for (int k = 0; k < 4; ++k) {
+      lanes[k] = lanes_up_to(4 * windows - 16 * k);
+      z[k] = _mm512_maskz_loadu_ps(lanes[k], x + 16 * k);
+    }
+    __m512 t[4];
+    for (int k = 0; k < 4; ++k)
+      t[k] = _mm512_mask_blend_ps(0xFF00, _mm512_permutex2var_ps(z[0], tap_[k], z[1]), _mm512_permutex2var_ps(z[2], tap_[k], z[3]));
+    return {t[0], t[1], t[2], t[3]};
+  }
+
+  /// Writes the windows' per-tap values d back where the taps lie, in the lanes `lanes`.
+  [[gnu::always_inline]] void put(const Taps& d, float* dx, const __mmask16 (&lanes)[4]) const {
+    for (int k = 0; k < 4; ++k) {
+      const __m512 top = _mm512_permutex2var_ps(d.p, back_[k], d.q), bottom = _mm512_permutex2var_ps(d.u, back_[k], d.v);
+      _mm512_mask_storeu_ps(dx + 16 * k, lanes[k], _mm512_mask_blend_ps(bottom_[k], top, bottom));
+    }
+  }
+
+ private:
+  __m512i tap_[4], back_[4];   // per tap: each window's value in its half; per vector: window + 16 (right column)
+  __mmask16 bottom_[4] = {};  // per vector: the lanes of bottom taps
+};
+
+/// The four taps of 16 whole 2x2 windows from j on (input rows r0 and r1), with the masks of
+/// their lanes: the last packet of a row is cut short by masks, as rows of whole windows are
+/// often short.
+struct WindowTaps : Taps {
   __mmask16 first_lanes, second_lanes;  // of the input rows' two vectors
   __mmask16 window_lanes;               // of the windows
   [[gnu::always_inline]] WindowTaps(const float* r0, const float* r1, std::int64_t j, std::int64_t windows) {
@@ -180,27 +277,9 @@ inline std::int64_t plain_2x2_backward_packets([[maybe_unused]] const float* r0,
   const __m512i second_half = _mm512_add_epi32(first_half, _mm512_set1_epi32(8));
   for (; j < windows; j += 16) {
     const WindowTaps taps(r0, r1, j, windows);
-    const __m512 &p = taps.p, &q = taps.q, &u = taps.u, &v = taps.v;
     const __mmask16 first_lanes = taps.first_lanes, second_lanes = taps.second_lanes;
-    const __mmask16 take_q = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ);
-    __m512 best = _mm512_mask_blend_ps(take_q, p, q);
-    const __mmask16 take_u = _mm512_cmp_ps_mask(u, best, _CMP_GT_OQ);
-    best = _mm512_mask_blend_ps(take_u, best, u);
-    const __mmask16 take_v = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
-    __mmask16 at_v = take_v, at_u = take_u & ~take_v, at_q = take_q & ~take_u & ~take_v;
-    __mmask16 at_p = ~(at_q | at_u | at_v);
-    const __mmask16 nan_p = _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), nan_q = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    const __mmask16 nan_u = _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q), nan_v = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    if (const __mmask16 any = nan_p | nan_q | nan_u | nan_v; any != 0) {  // the first NaN wins
-      at_p = (at_p & ~any) | nan_p;
-      at_q = (at_q & ~any) | (nan_q & ~nan_p);
-      at_u = (at_u & ~any) | (nan_u & ~nan_p & ~nan_q);
-      at_v = (at_v & ~any) | (nan_v & ~nan_p & ~nan_q & ~nan_u);
-    }
-    // As the gradient added to a zeroed element.
-    const __m512 grad = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(taps.window_lanes, g + j));
-    const __m512 dp = _mm512_maskz_mov_ps(at_p, grad), dq = _mm512_maskz_mov_ps(at_q, grad);
-    const __m512 du = _mm512_maskz_mov_ps(at_u, grad), dv = _mm512_maskz_mov_ps(at_v, grad);
+    const Taps d = window_gradients(taps, _mm512_maskz_loadu_ps(taps.window_lanes, g + j));
+    const __m512 &dp = d.p, &dq = d.q, &du = d.u, &dv = d.v;
     _mm512_mask_storeu_ps(d0 + 2 * j, first_lanes, _mm512_permutex2var_ps(dp, first_half, dq));
     _mm512_mask_storeu_ps(d0 + 2 * j + 16, second_lanes, _mm512_permutex2var_ps(dp, second_half, dq));
     _mm512_mask_storeu_ps(d1 + 2 * j, first_lanes, _mm512_permutex2var_ps(du, first_half, dv));
@@ -219,23 +298,67 @@ inline std::int64_t plain_2x2_forward_packets([[maybe_unused]] const float* r0, 
                                               [[maybe_unused]] std::int64_t windows, [[maybe_unused]] float* y) {
   std::int64_t j = 0;
 #if defined(__AVX512F__)
-  const __m512 nan = _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN());
   for (; j < windows; j += 16) {
     const WindowTaps taps(r0, r1, j, windows);
-    const __m512 &p = taps.p, &q = taps.q, &u = taps.u, &v = taps.v;
-    // std::max(a, b) is a < b ? b : a, which max_ps(b, a) computes (b > a ? b : a).
-    const __m512 m = _mm512_max_ps(_mm512_max_ps(v, u), _mm512_max_ps(q, p));
-    const __mmask16 any_nan = _mm512_cmp_ps_mask(p, q, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(u, v, _CMP_UNORD_Q);
-    _mm512_mask_storeu_ps(y + j, taps.window_lanes, _mm512_mask_blend_ps(any_nan, m, nan));
+    _mm512_mask_storeu_ps(y + j, taps.window_lanes, window_maxima(taps));
   }
   j = std::min(j, windows);
 #endif
   return j;
 }
 
+/// Whether every window of the tensor is one of TiledWindows' (f32, where the instructions
+/// exist): then its windows are taken 16 at a time straight through the planes.
+inline bool tiled_planes(const Window& w, DType t, std::int64_t H, std::int64_t W, std::int64_t OH, std::int64_t OW) {
+#if defined(__AVX512F__)
+  return t == DType::f32 && plain_2x2(w) && H == 2 * OH && W == 2 * OW && TiledWindows::fits(W);
+#else
+  (void)w, (void)t, (void)H, (void)W, (void)OH, (void)OW;
+  return false;
+#endif
+}
+
+/// Runs f(k, windows) for each packet k of 16 windows (the last may have fewer), in parallel.
+template <class F>
+void for_each_window_packet(std::int64_t windows, F&& f) {
+  kernels::parallel_for_each_block((windows + 15) / 16, 64, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t k = b; k < e; ++k) f(k, std::min<std::int64_t>(16, windows - 16 * k));
+  });
+}
+
+/// max_pool2d of tiled planes of width W (see tiled_planes): `windows` maxima of x into y.
+inline void tiled_maxima([[maybe_unused]] const float* x, [[maybe_unused]] float* y, [[maybe_unused]] std::int64_t windows,
+                         [[maybe_unused]] std::int64_t W) {
+#if defined(__AVX512F__)
+  const TiledWindows tiled(W);
+  for_each_window_packet(windows, [&](std::int64_t k, std::int64_t n) {
+    __mmask16 lanes[4];
+    _mm512_mask_storeu_ps(y + 16 * k, lanes_up_to(n), window_maxima(tiled.taps(x + 64 * k, n, lanes)));
+  });
+#endif
+}
+
+/// max_pool2d's gradient over tiled planes of width W: every element of dx is written.
+inline void tiled_gradients([[maybe_unused]] const float* x, [[maybe_unused]] const float* g, [[maybe_unused]] float* dx,
+                            [[maybe_unused]] std::int64_t windows, [[maybe_unused]] std::int64_t W) {
+#if defined(__AVX512F__)
+  const TiledWindows tiled(W);
+  for_each_window_packet(windows, [&](std::int64_t k, std::int64_t n) {
+    __mmask16 lanes[4];
+    const Taps t = tiled.taps(x + 64 * k, n, lanes);
+    tiled.put(window_gradients(t, _mm512_maskz_loadu_ps(lanes_up_to(n), g + 16 * k)), dx + 64 * k, lanes);
+  });
+#endif
+}
+
 inline void max_pool2d_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   Window w(a);
   std::int64_t H = in[0].shape[2], W = in[0].shape[3];
+  if (tiled_planes(w, out.dtype, H, W, out.shape[2], out.shape[3])) {
+    const Array x = contiguous_values(in[0]);
+    tiled_maxima(x.view.ptr<float>(), out.ptr<float>(), out.numel(), W);
+    return;
+  }
   if (plain_2x2(w)) {
     const std::int64_t OH = out.shape[2], OW = out.shape[3], whole_rows = std::min(OH, H / 2), whole = std::min(OW, W / 2);
     kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
@@ -283,6 +406,10 @@ inline void max_pool2d_backward_kernel(std::span<const View> in, const View& out
   const Array g = contiguous_values(in[0]), x = contiguous_values(in[1]);
   const std::int64_t H = out.shape[2], W = out.shape[3], OH = g.view.shape[2], OW = g.view.shape[3];
   const std::int64_t planes = out.shape[0] * out.shape[1];
+  if (tiled_planes(w, out.dtype, H, W, OH, OW)) {
+    tiled_gradients(x.view.ptr<float>(), g.view.ptr<float>(), out.ptr<float>(), g.view.numel(), W);
+    return;
+  }
   kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
     // Whole 2x2 windows are disjoint: rows of them are written 16 windows at a time.
     const bool packets = plain_2x2(w);
