@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -263,6 +264,34 @@ TEST_F(Trace, AChainOfHundredsOfThousandsOfOpsRunsAndIsDropped) {
   EXPECT_FLOAT_EQ(v[1], -2.0f * expected);
   y = Tensor();  // the last owner of the step's graph goes
   EXPECT_FLOAT_EQ((x * 2).to_vector<float>()[1], -4.0f) << "the device keeps working";
+}
+
+/// A sum over H and W of max_pool2d's gradient is recorded as the same sum of the pooled
+/// gradient (each window's gradient lands on one element): for overlapping, padded and ceil
+/// mode windows too. Sums that keep a plane dim, and sums autograd records, are left as they are.
+TEST_F(Trace, ASumOverThePlanesOfAPooledGradientReadsThePooledGradient) {
+  struct Config {
+    std::int64_t kernel, stride, padding;
+    bool ceil;
+  };
+  for (Config c : {Config{2, 2, 0, false}, Config{3, 1, 1, false}, Config{3, 2, 1, true}}) {
+    Tensor x = randn({3, 4, 7, 10}, device());
+    Tensor pooled = max_pool2d(x, c.kernel, c.stride, c.padding, 1, c.ceil);
+    Tensor g = randn(pooled.shape(), device());
+    Tensor d = max_pool2d_backward(g, x, c.kernel, c.stride, c.padding, 1, c.ceil);
+    Tensor s = sum(d, Dims{0, 2, 3}), kept = sum(d, Dims{0, 1, 2});
+    EXPECT_EQ(debug::ir_text({s}).find("max_pool2d_backward"), std::string::npos) << debug::ir_text({s});
+    EXPECT_NE(debug::ir_text({kept}).find("max_pool2d_backward"), std::string::npos);
+    // Against the sum of the full gradient, computed on the eager device.
+    std::vector<float> got = s.to_vector<float>();
+    std::vector<float> want = sum(max_pool2d_backward(g.to(cpu), x.to(cpu), c.kernel, c.stride, c.padding, 1, c.ceil), Dims{0, 2, 3})
+                                  .to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-5 * (1 + std::abs(want[k]))) << "kernel " << c.kernel;
+  }
+  Tensor x = randn({2, 3, 4, 4}, device()), g = randn({2, 3, 2, 2}, device()).requires_grad_();
+  Tensor recorded = sum(max_pool2d_backward(g, x, 2), Dims{2, 3});
+  EXPECT_NE(debug::ir_text({recorded}).find("max_pool2d_backward"), std::string::npos);
 }
 
 TEST_F(Trace, ABarrierWithNothingPendingIsFine) {

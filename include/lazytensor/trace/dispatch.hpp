@@ -9,6 +9,7 @@
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/leaf.hpp"
 #include "lazytensor/trace/grad_hooks.hpp"
+#include "lazytensor/trace/identities.hpp"
 #include "lazytensor/trace/lazy_context.hpp"
 
 namespace lt {
@@ -137,6 +138,11 @@ inline Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs att
     if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
   }
   Meta out = check_and_infer(op, refs, metas, attrs, device);
+  if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))
+    if (NodePtr alt = detail::identity_operand(op, std::span(&inputs[0].impl().node, 1), attrs)) {
+      NodeInputs nodes(1, [&](std::size_t) { return alt; });
+      return Tensor(detail::new_impl(inputs[0].device(), out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
+    }
   return emit(op, inputs, std::move(attrs), out, device);
 }
 
