@@ -294,6 +294,28 @@ TEST_F(Trace, ASumOverThePlanesOfAPooledGradientReadsThePooledGradient) {
   EXPECT_NE(debug::ir_text({recorded}).find("max_pool2d_backward"), std::string::npos);
 }
 
+/// A sum accumulated term by term over a long loop (each term a group of its own, joined into
+/// the sum's): groups merge smaller into larger, so planning stays linear, and the whole sum
+/// runs as one group.
+TEST_F(Trace, ASumOfHundredsOfThousandsOfTermsIsOneGroup) {
+  constexpr int terms = 100000;
+  Tensor x = from_vector<float>({0.0f, 1.0f}, device());
+  sync();
+  Tensor sum_of = x;
+  for (int k = 0; k < terms; ++k) {
+    Tensor half = x * 0.5f;
+    Tensor term = exp(half);
+    sum_of = sum_of + term;
+  }
+  EXPECT_EQ(debug::plan_stats({sum_of}).fused_groups, 1);
+  std::vector<float> v = sum_of.to_vector<float>();
+  float e0 = 0.0f, e1 = 1.0f;
+  const float t1 = std::exp(0.5f);
+  for (int k = 0; k < terms; ++k) e0 += 1.0f, e1 += t1;
+  EXPECT_FLOAT_EQ(v[0], e0);
+  EXPECT_FLOAT_EQ(v[1], e1);
+}
+
 TEST_F(Trace, ABarrierWithNothingPendingIsFine) {
   sync();
   sync();

@@ -158,13 +158,14 @@ class Grouper {
       if (int g = group_of_[idx(q)]; g >= 0 && g != group_of_[idx(p)]) read_outside_[idx(g)] = 1;
   }
 
-  /// Renumbers the groups without those merged into others.
+  /// Renumbers the groups without those merged into others, their members in schedule order.
   void drop_merged() {
     std::vector<int> number(groups_.size(), -1);
     std::size_t kept = 0;
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       if (merged_into_[g] >= 0) continue;
       number[g] = static_cast<int>(kept);
+      std::sort(members_[g].begin(), members_[g].end());
       if (kept != g) {
         groups_[kept] = std::move(groups_[g]);
         members_[kept] = std::move(members_[g]);
@@ -179,7 +180,7 @@ class Grouper {
   }
 
   std::vector<FusionGroup> groups_;
-  std::vector<std::vector<int>> members_;  // per group: positions, schedule order
+  std::vector<std::vector<int>> members_;  // per group: positions, schedule order (after drop_merged)
   std::vector<int> first_;                 // per group: its first member's position
   std::vector<int> run_at_;                // per group: the position at which it runs
   std::vector<int> group_of_;
@@ -195,8 +196,13 @@ class Grouper {
           if (int g = group_of_[idx(q)]; g >= 0 && try_join_elementwise(p, g, later)) {
             // The groups of its other inputs, which nothing else has read, come along: the
             // terms of a gradient sum, made in groups of their own, then run as one.
-            for (int r : inputs(p))
-              if (int h = group_of_[idx(r)]; h >= 0 && h != g && can_merge(h, g)) merge(h, g);
+            for (int r : inputs(p)) {
+              // The smaller group moves: a sum accumulated over a long loop stays linear.
+              const int h = group_of_[idx(r)], at = group_of_[idx(p)];
+              if (h < 0 || h == at) continue;
+              if (members_[idx(h)].size() > members_[idx(at)].size() && can_merge(at, h)) merge(at, h);
+              else if (can_merge(h, at)) merge(h, at);
+            }
             return;
           }
       start(p, node.meta.shape, MemberRole::full);
@@ -235,11 +241,13 @@ class Grouper {
     first_.push_back(p);
     run_at_.push_back(p);
     read_outside_.push_back(0);
+    only_full_.push_back(1);
     merged_into_.push_back(-1);
     join(p, g, role);
     return g;
   }
   void join(int p, int g, MemberRole role) {
+    if (role != MemberRole::full) only_full_[idx(g)] = 0;
     group_of_[idx(p)] = g;
     role_[idx(p)] = role;
     members_[idx(g)].push_back(p);
@@ -292,16 +300,13 @@ class Grouper {
     if (read_outside_[idx(h)] || groups_[idx(h)].reduced_from >= 0 || groups_[idx(h)].shape != groups_[idx(g)].shape ||
         role_[idx(first_[idx(g)])] == MemberRole::product)
       return false;
-    for (int m : members_[idx(h)])
-      if (role_[idx(m)] != MemberRole::full) return false;
-    return run_at_[idx(h)] <= run_at_[idx(g)] || !read_outside_[idx(g)];
+    return only_full_[idx(h)] && (run_at_[idx(h)] <= run_at_[idx(g)] || !read_outside_[idx(g)]);
   }
+  /// Moves h's members into g (their schedule order is restored in drop_merged).
   void merge(int h, int g) {
-    std::vector<int>& into = members_[idx(g)];
     for (int m : members_[idx(h)]) group_of_[idx(m)] = g;
-    const auto middle = into.insert(into.end(), members_[idx(h)].begin(), members_[idx(h)].end());
-    std::inplace_merge(into.begin(), middle, into.end());
-    members_[idx(h)].clear();
+    members_[idx(g)].insert(members_[idx(g)].end(), members_[idx(h)].begin(), members_[idx(h)].end());
+    members_[idx(h)] = {};
     first_[idx(g)] = std::min(first_[idx(g)], first_[idx(h)]);
     run_at_[idx(g)] = std::max(run_at_[idx(g)], run_at_[idx(h)]);
     merged_into_[idx(h)] = g;
@@ -316,6 +321,7 @@ class Grouper {
   std::vector<int> merged_into_;  // per group: the group it was merged into, or -1
   std::vector<int> last_full_reader_;  // per position: the last group reading it in full from outside, or -1
   std::vector<char> read_outside_;     // per group: whether a node outside it read one of its values
+  std::vector<char> only_full_;        // per group: whether every member is elementwise over its index space
 };
 
 /// Position -> member and position -> externals of the group being filled. Made once per plan
