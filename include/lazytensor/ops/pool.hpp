@@ -279,11 +279,10 @@ inline std::int64_t plain_2x2_backward_packets([[maybe_unused]] const float* r0,
     const WindowTaps taps(r0, r1, j, windows);
     const __mmask16 first_lanes = taps.first_lanes, second_lanes = taps.second_lanes;
     const Taps d = window_gradients(taps, _mm512_maskz_loadu_ps(taps.window_lanes, g + j));
-    const __m512 &dp = d.p, &dq = d.q, &du = d.u, &dv = d.v;
-    _mm512_mask_storeu_ps(d0 + 2 * j, first_lanes, _mm512_permutex2var_ps(dp, first_half, dq));
-    _mm512_mask_storeu_ps(d0 + 2 * j + 16, second_lanes, _mm512_permutex2var_ps(dp, second_half, dq));
-    _mm512_mask_storeu_ps(d1 + 2 * j, first_lanes, _mm512_permutex2var_ps(du, first_half, dv));
-    _mm512_mask_storeu_ps(d1 + 2 * j + 16, second_lanes, _mm512_permutex2var_ps(du, second_half, dv));
+    _mm512_mask_storeu_ps(d0 + 2 * j, first_lanes, _mm512_permutex2var_ps(d.p, first_half, d.q));
+    _mm512_mask_storeu_ps(d0 + 2 * j + 16, second_lanes, _mm512_permutex2var_ps(d.p, second_half, d.q));
+    _mm512_mask_storeu_ps(d1 + 2 * j, first_lanes, _mm512_permutex2var_ps(d.u, first_half, d.v));
+    _mm512_mask_storeu_ps(d1 + 2 * j + 16, second_lanes, _mm512_permutex2var_ps(d.u, second_half, d.v));
   }
   j = std::min(j, windows);
 #endif

@@ -89,14 +89,18 @@ inline Tensor Tensor::detach() const {
 }
 
 namespace detail {
+/// A tensor of lazy `device` whose value is `op` on `nodes`.
+inline Tensor lazy_result(const OpDesc& op, NodeInputs&& nodes, Attrs&& attrs, const Meta& out, Device device) {
+  return Tensor(detail::new_impl(device, out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
+}
+
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
 /// eager device, leaving autograd out.
 inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
                              Device device) {
-  if (device.is_lazy()) {
-    NodeInputs nodes(inputs.size(), [&](std::size_t k) { return inputs[k].impl().node; });
-    return Tensor(detail::new_impl(device, out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
-  }
+  if (device.is_lazy())
+    return lazy_result(op, NodeInputs(inputs.size(), [&](std::size_t k) { return inputs[k].impl().node; }),
+                       std::move(attrs), out, device);
   std::vector<Array> arrays;
   arrays.reserve(inputs.size());
   for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
@@ -139,10 +143,9 @@ inline Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs att
   }
   Meta out = check_and_infer(op, refs, metas, attrs, device);
   if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))
-    if (NodePtr alt = detail::identity_operand(op, std::span(&inputs[0].impl().node, 1), attrs)) {
-      NodeInputs nodes(1, [&](std::size_t) { return alt; });
-      return Tensor(detail::new_impl(inputs[0].device(), out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
-    }
+    if (NodePtr alt = detail::identity_operand(op, std::span(&inputs[0].impl().node, 1), attrs))
+      return detail::lazy_result(op, NodeInputs(1, [&](std::size_t) { return alt; }), std::move(attrs), out,
+                                 inputs[0].device());
   return emit(op, inputs, std::move(attrs), out, device);
 }
 
