@@ -4,8 +4,9 @@
 //
 // Each op is a chunk reducer for kernels::reduce_rows: reduce a contiguous chunk of a row to
 // a state, combine states in row order, finish a state into the result. Integers and bools
-// compute in i64; floats compute in f64 whatever their storage, so f32 sums, means and
-// variances accumulate in f64 (summed in eight fixed lanes per chunk) and are rounded once.
+// compute in i64; floats compute in f64 whatever their storage. f32 sums and means add each
+// chunk in 32 f32 lanes, as PyTorch's f32 sums add in f32 (a lane takes at most 64 values of
+// a chunk), and combine the chunks' totals in f64; f32 variances accumulate in f64.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -29,7 +30,10 @@ struct Itself {
 
 namespace detail {
 inline constexpr int sum_lanes = 32;
-template <class T> using SumAcc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
+/// A lane's type: u64 for integers; f32 for f32 values, whose lanes take few values each and
+/// whose f64 lanes would take twice the instructions; else the compute type.
+template <class T, class In>
+using SumAcc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, std::conditional_t<std::is_same_v<In, float>, float, T>>;
 
 /// acc[l] += term(x[32 b + l]) for `blocks` whole blocks of 32 values.
 template <class Acc, class In, class Term>
@@ -53,7 +57,7 @@ template <class Acc>
 /// run. Integers add as unsigned, wrapping like PyTorch's.
 template <class T, class In = T, class Term = Itself>
 T lane_sum(const In* x, std::int64_t n, Term term = {}) {
-  using Acc = detail::SumAcc<T>;
+  using Acc = detail::SumAcc<T, In>;
   constexpr int lanes = detail::sum_lanes;
   Acc acc[lanes] = {};
   detail::add_lane_blocks(acc, x, n / lanes, term);
@@ -66,7 +70,7 @@ T lane_sum(const In* x, std::int64_t n, Term term = {}) {
 /// the same lanes, so the same bits, however the chunk is cut.
 template <class T, class In = T, class Term = Itself>
 T lane_sum_pieces(std::span<const kernels::RowPiece> pieces, std::int64_t n, Term term = {}) {
-  using Acc = detail::SumAcc<T>;
+  using Acc = detail::SumAcc<T, In>;
   constexpr int lanes = detail::sum_lanes;
   Acc acc[lanes] = {};
   Acc tail = 0;
