@@ -424,7 +424,9 @@ class RowLoop {
       }
     } else {
       // One value per row, read by a full member: a run of the row's value, refilled per row.
-      const std::int64_t run = std::min(kernels::chunk_size, row);
+      // A whole row per call where no fixed value (filled to a chunk) is read: spread values
+      // have room for a row.
+      const std::int64_t run = m.fixed_inputs ? std::min(kernels::chunk_size, row) : row;
       for (std::int64_t r = 0; r < rows; ++r) {
         for (std::size_t k = 0; k < ins.size(); ++k)
           if (ins[k].filled_at >= 0)
