@@ -129,9 +129,10 @@ TEST(Plan, TermsOfASumMadeApartRunAsOneGroup) {
 
 /// The row loop runs a group when every member has a bound form for its operands: here
 /// reductions whose rows or results convert (f32 var and argmax read rows as f64; an f32 sum
-/// accumulates in f64; argmax gives i64), C++ scalars, row values broadcast along rows, and
-/// rows longer than a reduction chunk, and elementwise members reading another dtype than they
-/// compute in (f32 times bool, where's bool condition), converted a tile at a time.
+/// combines its chunks in f64; argmax gives i64; a sum of bools reads them as i64), C++
+/// scalars, row values broadcast along rows, and rows longer than a reduction chunk, and
+/// elementwise members reading another dtype than they compute in (f32 times bool, where's
+/// bool condition): every conversion a tile at a time.
 TEST(Plan, GroupsWithBoundMembersRunInTheRowLoop) {
   auto loop_counts = [] { return std::pair{metrics::counter("RowLoopGroups"), metrics::counter("TileViewGroups")}; };
   for (std::int64_t cols : {1000, 5000}) {
@@ -160,12 +161,16 @@ TEST(Plan, GroupsWithBoundMembersRunInTheRowLoop) {
   auto [rows_before, views_before] = loop_counts();
   Tensor v = x * mask - mean(x, Dims{1}, true);
   Tensor w = where(mask, x - mean(x, Dims{1}, true), 0.5f);
-  expect_plan_matches_reference({v, w}, "f32 times bool, where");
+  Tensor positives = sum(mask, 1, true) + (x > 1.0f);
+  expect_plan_matches_reference({v, w, positives}, "f32 times bool, where, a sum of bools");
   EXPECT_EQ(loop_counts().second, views_before);
   EXPECT_GE(loop_counts().first - rows_before, 1);
   std::vector<float> vx = x.to_vector<float>(), vv = v.to_vector<float>(), vw = w.to_vector<float>();
+  std::vector<std::int64_t> vp = positives.to_vector<std::int64_t>();
   double mean0 = 0;
-  for (std::int64_t c = 0; c < 300; ++c) mean0 += vx[static_cast<std::size_t>(c)] / 300.0;
+  std::int64_t count0 = 0;
+  for (std::int64_t c = 0; c < 300; ++c) mean0 += vx[static_cast<std::size_t>(c)] / 300.0, count0 += vx[static_cast<std::size_t>(c)] > 0;
+  EXPECT_EQ(vp[0], count0 + (vx[0] > 1.0f));
   for (std::size_t c = 0; c < 300; ++c) {
     EXPECT_NEAR(vv[c], (vx[c] > 0 ? vx[c] : 0.0) - mean0, 1e-5) << c;
     EXPECT_NEAR(vw[c], vx[c] > 0 ? vx[c] - mean0 : 0.5, 1e-5) << c;

@@ -66,6 +66,20 @@ inline ConvGeometry conv_geometry(const ConvParams& p, const Shape& x, const Sha
   return g;
 }
 
+/// Calls f(std::integral_constant<int, B>{}) where `blocks` is some B in 1..4 and returns true,
+/// else returns false: the short rows of one to four 32-byte blocks get a row length fixed at
+/// compile time.
+template <class F>
+bool with_blocks(std::int64_t blocks, F&& f) {
+  switch (blocks) {
+    case 1: f(std::integral_constant<int, 1>{}); return true;
+    case 2: f(std::integral_constant<int, 2>{}); return true;
+    case 3: f(std::integral_constant<int, 3>{}); return true;
+    case 4: f(std::integral_constant<int, 4>{}); return true;
+    default: return false;
+  }
+}
+
 /// dst[0, n) = src[0, n) for the short rows of an image (a few to a few dozen values): copied
 /// in place in fixed blocks, where a call to memmove per row would cost more than the copy.
 template <class T>
@@ -97,15 +111,8 @@ void copy_rows_in_blocks(const T* src, std::int64_t step, T* dst, std::int64_t n
 template <class T>
 void copy_rows(const T* src, std::int64_t step, T* dst, std::int64_t n, std::int64_t rows) {
   constexpr std::int64_t block = 32 / sizeof(T);
-  if (n >= block) {
-    switch ((n + block - 1) / block) {
-      case 1: return copy_rows_in_blocks<1>(src, step, dst, n, rows);
-      case 2: return copy_rows_in_blocks<2>(src, step, dst, n, rows);
-      case 3: return copy_rows_in_blocks<3>(src, step, dst, n, rows);
-      case 4: return copy_rows_in_blocks<4>(src, step, dst, n, rows);
-      default: break;
-    }
-  }
+  if (n >= block && with_blocks((n + block - 1) / block, [&](auto b) { copy_rows_in_blocks<b()>(src, step, dst, n, rows); }))
+    return;
   for (std::int64_t r = 0; r < rows; ++r, src += step, dst += n) copy_row(src, n, dst);
 }
 
@@ -120,15 +127,8 @@ void add_rows_in_blocks(const T* src, T* dst, std::int64_t step, std::int64_t ro
 template <class T>
 void add_rows(const T* src, std::int64_t src_step, T* dst, std::int64_t step, std::int64_t n, std::int64_t rows) {
   constexpr std::int64_t block = 32 / sizeof(T);
-  if (src_step == n && n % block == 0) {
-    switch (n / block) {
-      case 1: return add_rows_in_blocks<1>(src, dst, step, rows);
-      case 2: return add_rows_in_blocks<2>(src, dst, step, rows);
-      case 3: return add_rows_in_blocks<3>(src, dst, step, rows);
-      case 4: return add_rows_in_blocks<4>(src, dst, step, rows);
-      default: break;
-    }
-  }
+  if (src_step == n && n % block == 0 && with_blocks(n / block, [&](auto b) { add_rows_in_blocks<b()>(src, dst, step, rows); }))
+    return;
   for (std::int64_t r = 0; r < rows; ++r, src += src_step, dst += step)
     for (std::int64_t j = 0; j < n; ++j) dst[j] += src[j];  // vectorised
 }
@@ -176,15 +176,10 @@ void im2col_unpadded(const ConvGeometry& g, const T* img, T* cols, std::int64_t 
 template <class T>
 void im2col(const ConvGeometry& g, const T* img, T* cols, std::int64_t ld) {
   const ConvParams& p = g.p;
-  if (constexpr std::int64_t block = 32 / sizeof(T); p.ph == 0 && p.pw == 0 && p.sw == 1 && g.OW >= block) {
-    switch ((g.OW + block - 1) / block) {
-      case 1: return im2col_unpadded<1>(g, img, cols, ld);
-      case 2: return im2col_unpadded<2>(g, img, cols, ld);
-      case 3: return im2col_unpadded<3>(g, img, cols, ld);
-      case 4: return im2col_unpadded<4>(g, img, cols, ld);
-      default: break;
-    }
-  }
+  if (constexpr std::int64_t block = 32 / sizeof(T);
+      p.ph == 0 && p.pw == 0 && p.sw == 1 && g.OW >= block &&
+      with_blocks((g.OW + block - 1) / block, [&](auto b) { im2col_unpadded<b()>(g, img, cols, ld); }))
+    return;
   // Channels innermost: an offset's ranges are worked out (with divisions) once per call.
   for (std::int64_t ki = 0; ki < g.KH; ++ki)
     for (std::int64_t kj = 0; kj < g.KW; ++kj) {
@@ -228,15 +223,10 @@ void col2im_unpadded(const ConvGeometry& g, const T* cols, T* img) {
 template <class T>
 void col2im(const ConvGeometry& g, const T* cols, T* img) {
   const ConvParams& p = g.p;
-  if (constexpr std::int64_t block = 32 / sizeof(T); p.ph == 0 && p.pw == 0 && p.sw == 1 && g.OW % block == 0) {
-    switch (g.OW / block) {
-      case 1: return col2im_unpadded<1>(g, cols, img);
-      case 2: return col2im_unpadded<2>(g, cols, img);
-      case 3: return col2im_unpadded<3>(g, cols, img);
-      case 4: return col2im_unpadded<4>(g, cols, img);
-      default: break;
-    }
-  }
+  if (constexpr std::int64_t block = 32 / sizeof(T);
+      p.ph == 0 && p.pw == 0 && p.sw == 1 && g.OW % block == 0 &&
+      with_blocks(g.OW / block, [&](auto b) { col2im_unpadded<b()>(g, cols, img); }))
+    return;
   // Channels innermost, as in im2col; each input element still adds its offsets' values in
   // (ki, kj) order, since channels never share an element.
   for (std::int64_t ki = 0; ki < g.KH; ++ki)

@@ -164,9 +164,6 @@ class RowLoop {
     bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
     int made_in = -1;  // the member whose result tile it is made in (share_result_tiles), or -1: its own
     std::size_t scratch = 0;
-    bool convert = false;             // a reduction reading another dtype than it reduces in:
-    DType convert_from = DType::f32;  // its input's dtype,
-    std::size_t converted = 0;        // and the place of one converted row
     alignas(8) std::byte constant_value[8];
   };
 
@@ -240,16 +237,10 @@ class RowLoop {
     for (std::size_t k = 0; k < m.input_count; ++k) {
       Input& in = inputs_of(m)[k];
       if (in.per != 0 && metas[k].dtype != m.kernel.input) {
-        // Converted as the op's kernel converts its operands (where's bool condition, say): a
-        // reduction's rows one at a time, an elementwise member's values a tile at a time.
-        if (m.reduction) {
-          m.convert = true;
-          m.convert_from = metas[k].dtype;
-          m.converted = reserve(g_.row, m.kernel.input);
-        } else {
-          in.from = metas[k].dtype;
-          in.converted_at = static_cast<std::ptrdiff_t>(reserve(tile_rows_ * in.per, m.kernel.input));
-        }
+        // Converted a tile at a time, as the op's kernel converts its operands (where's bool
+        // condition, a sum of bools).
+        in.from = metas[k].dtype;
+        in.converted_at = static_cast<std::ptrdiff_t>(reserve(tile_rows_ * in.per, m.kernel.input));
       }
       if (m.reduction ? in.per != g_.row : in.per != m.per && in.per != 0 && in.per != 1) return false;
       if (in.per == 0) {
@@ -365,11 +356,6 @@ class RowLoop {
         for (std::int64_t r = 0; r < rows; ++r) {
           std::byte* dst = out + r * static_cast<std::int64_t>(out_size);
           const std::byte* row_values = at[0] + r * row * static_cast<std::int64_t>(in_size);
-          if (m.convert) {
-            convert_values(m.convert_from, at[0] + r * row * static_cast<std::int64_t>(itemsize(m.convert_from)),
-                           m.kernel.input, base + m.converted, row);
-            row_values = base + m.converted;
-          }
           if (m.kernel.result == out_dtype) {
             m.kernel.reduce(row_values, row, *m.attrs, dst);
             continue;
