@@ -169,7 +169,10 @@ TEST(Plan, GroupsWithBoundMembersRunInTheRowLoop) {
   std::vector<std::int64_t> vp = positives.to_vector<std::int64_t>();
   double mean0 = 0;
   std::int64_t count0 = 0;
-  for (std::int64_t c = 0; c < 300; ++c) mean0 += vx[static_cast<std::size_t>(c)] / 300.0, count0 += vx[static_cast<std::size_t>(c)] > 0;
+  for (std::size_t c = 0; c < 300; ++c) {
+    mean0 += vx[c] / 300.0;
+    count0 += vx[c] > 0;
+  }
   EXPECT_EQ(vp[0], count0 + (vx[0] > 1.0f));
   for (std::size_t c = 0; c < 300; ++c) {
     EXPECT_NEAR(vv[c], (vx[c] > 0 ? vx[c] : 0.0) - mean0, 1e-5) << c;
