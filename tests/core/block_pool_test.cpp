@@ -67,6 +67,9 @@ TEST(BlockPool, ALargePoolCarvesHugeSlabsOfDistinctAlignedBlocks) {
   for (std::size_t k = 1; k < sorted.size(); ++k)
     ASSERT_GE(static_cast<std::byte*>(sorted[k]) - static_cast<std::byte*>(sorted[k - 1]), static_cast<std::ptrdiff_t>(sizeof(Big)))
         << "overlapping blocks";
+  std::size_t misaligned = 0;
+  for (void* p : blocks) misaligned += reinterpret_cast<std::uintptr_t>(p) % alignof(Big) != 0;
+  EXPECT_EQ(misaligned, 0u);
   std::size_t overwritten = 0;
   for (std::size_t k = 0; k < count; ++k) overwritten += static_cast<Big*>(blocks[k])->words[12] != static_cast<std::int64_t>(k);
   EXPECT_EQ(overwritten, 0u);
