@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <lazytensor/lazytensor.hpp>
@@ -243,6 +244,39 @@ TEST_F(Trace, OnlyLiveTensorsAreComputed) {
   EXPECT_EQ(runs("tanh"), 1);
   EXPECT_FLOAT_EQ(uses_shared.to_vector<float>()[1], std::cos(1.5f) * std::cos(1.5f));
   EXPECT_FLOAT_EQ(through_temporary.to_vector<float>()[0], std::tanh(std::sqrt(0.5f)));
+}
+
+TEST_F(Trace, ThousandsOfDroppedTensorsLeaveOnlyTheLiveOnesPending) {
+  Tensor x = from_vector<float>({0.5f, 1.5f}, device());
+  std::vector<Tensor> kept;
+  for (int k = 0; k < 5000; ++k) {
+    Tensor dropped = exp(x) + static_cast<float>(k);
+    if (k % 1000 == 0) kept.push_back(sin(dropped));
+  }
+  sync();
+  EXPECT_EQ(runs("sin"), 5);
+  EXPECT_EQ(runs("exp"), 5) << "only the exps the kept values read";
+  for (int j = 0; j < 5; ++j)
+    EXPECT_FLOAT_EQ(kept[static_cast<std::size_t>(j)].to_vector<float>()[1], std::sin(std::exp(1.5f) + 1000.0f * j));
+}
+
+// Tensors made and dropped on several threads while barriers take the device's pending
+// tensors: a barrier takes a tensor only while a handle holds it, never one whose last handle
+// is going (that would free it under the barrier), and the device stays sound.
+TEST_F(Trace, TensorsDroppedOnOtherThreadsDuringBarriersAreNeverRevived) {
+  Tensor x = from_vector<float>({0.25f, 2.0f}, device());
+  sync();
+  std::vector<std::thread> tracers;
+  for (int t = 0; t < 3; ++t)
+    tracers.emplace_back([&x] {
+      for (int k = 0; k < 3000; ++k) (void)Tensor(x * static_cast<float>(k) + 1.0f);
+    });
+  for (int k = 0; k < 50; ++k) sync();
+  for (std::thread& t : tracers) t.join();
+  sync();
+  Tensor kept = x * 3.0f + 1.0f;
+  sync();
+  EXPECT_FLOAT_EQ(kept.to_vector<float>()[1], 7.0f);
 }
 
 // Deeper than the stack could hold one frame per node: tracing, running, reading and

@@ -20,7 +20,7 @@
 #include "lazytensor/runtime/reference_executor.hpp"
 #include "lazytensor/runtime/step_queue.hpp"
 #include "lazytensor/runtime/trace_clock.hpp"
-#include "lazytensor/trace/lazy_context.hpp"
+#include "lazytensor/trace/tensor.hpp"
 #include "lazytensor/trace/pending.hpp"
 
 namespace lt {
@@ -98,7 +98,7 @@ inline std::vector<Array> run_prepared(PreparedStep& p) {
 }
 
 /// Prepares the step that computes `targets` together.
-inline PreparedStep prepare_targets(std::span<const std::shared_ptr<TensorImpl>> targets) {
+inline PreparedStep prepare_targets(std::span<const TensorImplPtr> targets) {
   std::vector<NodePtr> roots;
   roots.reserve(targets.size());
   for (const auto& t : targets) roots.push_back(t->node);
@@ -112,12 +112,12 @@ inline PreparedStep prepare_targets(std::span<const std::shared_ptr<TensorImpl>>
 /// Runs `prepared` on this thread and rebinds each target to a device_data leaf of its value.
 /// On a failure the targets keep their pending values, so reading one raises the error again.
 /// A leaf of a failed step is computed from the graph it stands for.
-inline void run_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets, PreparedStep& prepared) {
+inline void run_and_cut(std::span<const TensorImplPtr> targets, PreparedStep& prepared) {
   std::vector<Array> values = run_prepared(prepared);
   for (std::size_t k = 0; k < targets.size(); ++k) targets[k]->node = make_data_node(leaf::device_data, values[k]);
 }
 
-inline void compute_and_cut(std::span<const std::shared_ptr<TensorImpl>> targets) {
+inline void compute_and_cut(std::span<const TensorImplPtr> targets) {
   PreparedStep prepared = prepare_targets(targets);
   run_and_cut(targets, prepared);
 }
@@ -133,7 +133,7 @@ auto take_and_prepare(LazyContext& context, Prepare&& prepare) {
   try {
     prepared.emplace(prepare(pending));
   } catch (...) {
-    for (const auto& t : pending) context.track(t);
+    for (const auto& t : pending) context.track(*t);
     throw;
   }
   return std::pair{std::move(pending), std::move(prepared)};
@@ -165,7 +165,7 @@ struct QueuedStep {
   std::shared_ptr<PendingStep> step;
   std::shared_ptr<PreparedStep> prepared;
 };
-inline QueuedStep prepare_queued_step(std::span<const std::shared_ptr<TensorImpl>> targets) {
+inline QueuedStep prepare_queued_step(std::span<const TensorImplPtr> targets) {
   auto step = std::make_shared<PendingStep>();
   std::vector<NodePtr> roots;
   roots.reserve(targets.size());
@@ -177,7 +177,7 @@ inline QueuedStep prepare_queued_step(std::span<const std::shared_ptr<TensorImpl
 
 /// Rebinds each target to a pending leaf of the step and queues it on `queue`, which runs it in
 /// an arena as wide as the one this thread runs in. The previous step has finished.
-inline void enqueue_step(StepQueue& queue, std::span<const std::shared_ptr<TensorImpl>> targets, QueuedStep q) {
+inline void enqueue_step(StepQueue& queue, std::span<const TensorImplPtr> targets, QueuedStep q) {
   q.step->leaves.reserve(targets.size());
   for (const auto& t : targets) {
     std::shared_ptr<DataNode> leaf = make_pending_leaf(t->node->meta, q.step);
@@ -255,7 +255,7 @@ inline Array materialize(const Tensor& t) {
   // sound value is read and a bad one raises its error again. The graph reads leaves of the
   // steps queued before.
   detail::wait_for_device(impl.device);
-  std::shared_ptr<TensorImpl> self = t.impl_ptr();
+  TensorImplPtr self = t.impl_ptr();
   try {
     detail::compute_and_cut(std::span(&self, 1));
   } catch (...) {

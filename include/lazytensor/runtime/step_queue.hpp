@@ -25,7 +25,7 @@
 #include "lazytensor/core/env.hpp"
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
-#include "lazytensor/trace/lazy_context.hpp"
+#include "lazytensor/trace/tensor_impl.hpp"
 #include "lazytensor/trace/pending.hpp"
 
 namespace lt::detail {

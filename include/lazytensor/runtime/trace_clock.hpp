@@ -11,7 +11,7 @@
 
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/runtime/step_queue.hpp"
-#include "lazytensor/trace/lazy_context.hpp"
+#include "lazytensor/trace/tensor_impl.hpp"
 
 namespace lt::detail {
 

@@ -10,7 +10,7 @@
 #include "lazytensor/ops/leaf.hpp"
 #include "lazytensor/trace/grad_hooks.hpp"
 #include "lazytensor/trace/identities.hpp"
-#include "lazytensor/trace/lazy_context.hpp"
+#include "lazytensor/trace/tensor.hpp"
 
 namespace lt {
 
@@ -68,9 +68,9 @@ inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, st
 }
 
 namespace detail {
-inline std::shared_ptr<TensorImpl> new_impl(Device device, const Meta& meta, NodePtr node, Array data) {
-  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>{}, device, meta, std::move(node), std::move(data));
-  if (device.is_lazy() && impl->node && !impl->node->is_data()) lazy_context(device.index).track(impl);
+inline TensorImplPtr new_impl(Device device, const Meta& meta, NodePtr node, Array data) {
+  TensorImplPtr impl = make_tensor_impl(device, meta, std::move(node), std::move(data));
+  if (device.is_lazy() && impl->node && !impl->node->is_data()) lazy_context(device.index).track(*impl);
   return impl;
 }
 }  // namespace detail

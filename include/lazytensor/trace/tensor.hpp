@@ -13,31 +13,14 @@
 #include "lazytensor/core/device.hpp"
 #include "lazytensor/core/scalar.hpp"
 #include "lazytensor/trace/elementwise_methods.hpp"
-#include "lazytensor/trace/node.hpp"
+#include "lazytensor/trace/tensor_impl.hpp"
 
 namespace lt {
-
-struct AutogradMeta;  // autograd/: the reverse-mode state of a tensor that requires grad
-
-/// Shared state of a tensor. Every handle copy refers to the same impl, so rebinding the
-/// impl (an in-place update) is seen through all of them.
-struct TensorImpl {
-  // A constructor, not aggregate initialisation, which GCC precedes by zeroing the whole
-  // object: a cost on every op traced.
-  TensorImpl(Device device_, const Meta& meta_, NodePtr node_, Array data_)
-      : device(device_), meta(meta_), node(std::move(node_)), data(std::move(data_)) {}
-
-  Device device;
-  Meta meta;
-  NodePtr node;  // lazy devices: the pending value, or a device_data leaf after a barrier
-  Array data;    // eager device: the value
-  std::shared_ptr<AutogradMeta> autograd;  // null unless the tensor requires grad
-};
 
 class Tensor : public ElementwiseMethods<Tensor> {
  public:
   Tensor() = default;
-  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  explicit Tensor(TensorImplPtr impl) : impl_(std::move(impl)) {}
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl().meta.shape; }
@@ -52,7 +35,7 @@ class Tensor : public ElementwiseMethods<Tensor> {
     LT_CHECK(impl_ != nullptr, "use of an undefined tensor");
     return *impl_;
   }
-  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  const TensorImplPtr& impl_ptr() const { return impl_; }
 
   // Values. Reading runs whatever the value still needs (defined by the runtime).
   template <class T> T item() const;
@@ -149,7 +132,7 @@ class Tensor : public ElementwiseMethods<Tensor> {
 
  private:
   int dim_count() const { return shape().rank(); }
-  std::shared_ptr<TensorImpl> impl_;
+  TensorImplPtr impl_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
