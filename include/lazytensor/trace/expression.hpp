@@ -184,14 +184,15 @@ template <class E> Tensor commit(const E& e) {
     using S = expr::skeleton_t<E>;
     constexpr int slots = expr::slot_count<S>;
     expr::FragmentAttrsBuilder attrs(expr::structural_hash<S>, slots);
-    // A tensor used twice is one input of the node.
-    std::array<Tensor, slots> inputs;
+    // A tensor used twice is one input of the node. The leaves are read where the expression
+    // holds them: copying a handle is an atomic count change each way, on every op traced.
+    std::array<const Tensor*, slots> leaves;
     std::size_t count = 0;
     expr::walk_postfix(e, [&]<class X>(const X& x) {
       if constexpr (expr::is_tensor_leaf<X>) {
         std::size_t k = 0;
-        while (k < count && inputs[k].impl_ptr() != x.impl_ptr()) ++k;
-        if (k == count) inputs[count++] = x;
+        while (k < count && leaves[k]->impl_ptr() != x.impl_ptr()) ++k;
+        if (k == count) leaves[count++] = &x;
         attrs.add_slot_input(static_cast<int>(k));
       }
     });
@@ -201,8 +202,13 @@ template <class E> Tensor commit(const E& e) {
         if constexpr (expr::reads_attrs<X::op>) attrs.add_step(x.attrs);
     });
     attrs.set_compute(e.info.compute);
-    return emit(expr::fragment_desc<S>, std::span<const Tensor>(inputs.data(), count), std::move(attrs.attrs()),
-                e.info.meta, e.info.device);
+    auto emit_on = [&](std::span<const Tensor> inputs) {
+      return emit(expr::fragment_desc<S>, inputs, std::move(attrs.attrs()), e.info.meta, e.info.device);
+    };
+    if (count == 1) return emit_on(std::span<const Tensor>(leaves[0], 1));
+    std::array<Tensor, slots> inputs;
+    for (std::size_t k = 0; k < count; ++k) inputs[k] = *leaves[k];
+    return emit_on(std::span<const Tensor>(inputs.data(), count));
   }
 }
 
