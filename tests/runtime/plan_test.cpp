@@ -180,6 +180,35 @@ TEST(Plan, GroupsWithBoundMembersRunInTheRowLoop) {
   }
 }
 
+// A shape-static loop runs one plan: the row loops its first run bound are bound again at each
+// step, to that step's values, scalars and constants, which change from step to step.
+TEST(Plan, RowLoopsBoundByOneStepAreReboundToTheNextStepsValuesAndScalars) {
+  const std::int64_t rows = 16, cols = 37;
+  auto step = [](const Tensor& x, float scale, double shift) {
+    Tensor z = x * scale + full(Shape{}, shift, x.device(), f32);
+    Tensor e = exp(z - amax(z, 1, true));
+    return std::vector<Tensor>{e / sum(e, 1, true), z};
+  };
+  const std::int64_t loops_before = metrics::counter("RowLoopGroups");
+  const std::int64_t cached_before = metrics::counter("CachedCompile");
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    Tensor x = randn({rows, cols});
+    // Neither scalar is ever 0 or 1, which would be folded into the graph's structure.
+    const float scale = 0.5f + static_cast<float>(k);
+    const double shift = -1.5 * (k + 1);
+    std::vector<Tensor> lazy = step(x.to(device()), scale, shift), eager = step(x, scale, shift);
+    sync();
+    for (std::size_t j = 0; j < lazy.size(); ++j) {
+      std::vector<float> got = lazy[j].to_vector<float>(), want = eager[j].to_vector<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i]))) << j << ", " << i;
+    }
+  }
+  EXPECT_EQ(metrics::counter("CachedCompile") - cached_before, 3) << "one plan for every step";
+  EXPECT_GE(metrics::counter("RowLoopGroups") - loops_before, 4);
+}
+
 /// A fragment in a row group reads a row's value (a reduction's result) through each slot that
 /// names it: as its last input, read by one slot or by several, and as an earlier input; rows
 /// of odd length leave a packet's tail in every row.

@@ -14,12 +14,15 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
 #include "lazytensor/compile/arena.hpp"
 #include "lazytensor/compile/schedule.hpp"
 #include "lazytensor/core/small_vector.hpp"
+#include "lazytensor/core/spin_lock.hpp"
 #include "lazytensor/ops/attrs_key.hpp"
 #include "lazytensor/ops/reduction.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
@@ -86,6 +89,25 @@ struct PlanNode {
 
 /// A compiled step graph. It refers to positions in the graph's schedule, never to its nodes:
 /// any graph that fits it (same structure, other data) runs it with its own nodes.
+/// What a run of a plan leaves for its next run (the executor keeps its bound group loops
+/// there). One run holds it at a time: a run on another thread meanwhile finds none and makes
+/// its own. Never saved with the plan.
+class PlanRunState {
+ public:
+  std::shared_ptr<void> take() {
+    std::lock_guard lock(mu_);
+    return std::move(kept_);
+  }
+  void keep(std::shared_ptr<void> state) {
+    std::lock_guard lock(mu_);
+    kept_ = std::move(state);
+  }
+
+ private:
+  SpinLock mu_;
+  std::shared_ptr<void> kept_;
+};
+
 struct Plan {
   hash_t key = 0;  // the schedule key it was compiled for
   std::vector<PlanNode> nodes;
@@ -98,6 +120,8 @@ struct Plan {
   std::vector<std::int64_t> arena_offset;  // per position: its bytes in the arena, or -1
   PlanStats stats;
   std::int64_t value_elements = 0;  // the elements of every value, summed: the step's size
+  // Shared by copies of the plan, which run the same steps.
+  std::shared_ptr<PlanRunState> run_state = std::make_shared<PlanRunState>();
 };
 
 namespace detail {

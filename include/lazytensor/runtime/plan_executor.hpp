@@ -172,14 +172,26 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
     }
   };
   std::vector<Array> args;
+  // The row loops bound by the plan's last run, one slot per group: binding a loop costs about
+  // as much as running a small group, and a shape-static loop runs the same plan every step.
+  using BoundLoops = std::vector<std::unique_ptr<detail::RowLoop>>;
+  std::shared_ptr<BoundLoops> loops = std::static_pointer_cast<BoundLoops>(plan.run_state->take());
+  if (!loops) loops = std::make_shared<BoundLoops>(plan.groups.size());
+  auto bound_loop = [&](std::size_t group) -> detail::RowLoop* {
+    std::unique_ptr<detail::RowLoop>& loop = (*loops)[group];
+    if (loop && loop->rebind(s, values)) return loop.get();
+    loop = std::make_unique<detail::RowLoop>(plan, s, plan.groups[group], values);
+    if (!loop->bind()) loop.reset();
+    return loop.get();
+  };
   for (const PlanStep& step : plan.steps) {
     if (step.group >= 0) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
       if (g.led_by_product()) {
         detail::run_group_led_by_product(plan, s, g, arena, values);
-      } else if (detail::RowLoop loop(plan, s, g, values); loop.bind()) {
+      } else if (detail::RowLoop* loop = bound_loop(static_cast<std::size_t>(step.group))) {
         row_loop_groups.add();
-        loop.run(arena);
+        loop->run(arena);
       } else {
         tile_view_groups.add();
         detail::run_group(plan, s, g, arena, values);
@@ -199,6 +211,7 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
     }
     release_inputs(step.position);
   }
+  plan.run_state->keep(std::move(loops));
   std::vector<Array> out;
   out.reserve(s.roots.size());
   for (int r : s.roots) out.push_back(values[static_cast<std::size_t>(r)]);

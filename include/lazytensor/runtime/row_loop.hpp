@@ -81,7 +81,7 @@ inline Array output_array(const Plan& plan, const Buffer& arena, int p) {
 class RowLoop {
  public:
   RowLoop(const Plan& plan, const Schedule& s, const FusionGroup& g, std::vector<Array>& values)
-      : plan_(plan), s_(s), g_(g), values_(values) {}
+      : plan_(plan), s_(&s), g_(g), values_(&values) {}
 
   /// Binds every member to its operands; false where one has no bound form (nothing has run).
   bool bind() {
@@ -89,12 +89,9 @@ class RowLoop {
     if (row < 1 || g_.rows() < 1) return false;
     const std::int64_t tile_elements = reduces_rows() ? row_loop_tile_elements : map_loop_tile_elements;
     tile_rows_ = std::clamp<std::int64_t>(tile_elements / row, 1, g_.rows());
-    for (const GroupExternal& e : g_.externals) {
-      const View& v = values_[idx(e.position)].view;
-      const std::int64_t per = e.index_space == g_.shape ? row : 1;
-      External x{kernels::Operand(v, e.index_space), per, v.numel() == 1, false, 0};
-      x.direct = !x.one && x.operand.dense && v.shape == e.index_space;
-      if (!x.one && !x.direct) x.scratch = reserve(tile_rows_ * per, v.dtype);
+    for (std::size_t k = 0; k < g_.externals.size(); ++k) {
+      External x = external(k);
+      if (!x.one && !x.direct) x.scratch = reserve(tile_rows_ * x.per, x.operand.dtype);
       externals_.push_back(x);
     }
     members_.resize(g_.members.size());
@@ -107,23 +104,54 @@ class RowLoop {
     return true;
   }
 
+  /// Binds the loop, bound for an earlier run of the same plan, to graph `s` (which matches
+  /// the plan) and its `values`. Only what may differ between such graphs is bound again: the
+  /// externals' places, and the kernels of members whose attributes now hold other data (a
+  /// scalar's value). False where an external's layout changed: then bind a new loop.
+  bool rebind(const Schedule& s, std::vector<Array>& values) {
+    s_ = &s;
+    values_ = &values;
+    for (std::size_t k = 0; k < externals_.size(); ++k) {
+      External x = external(k);
+      External& kept = externals_[k];
+      if (x.one != kept.one || x.direct != kept.direct) return false;
+      kept.operand = x.operand;
+    }
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      Member& m = members_[i];
+      const Node& n = node(static_cast<int>(i));
+      if (m.constant) {
+        if (!(n.attrs == m.bound_attrs)) bind_constant(m, n);
+        continue;
+      }
+      if (!m.reduction) m.attrs = &n.attrs;
+      if (n.attrs == m.bound_attrs) continue;
+      const BoundKernel was = m.kernel;
+      if (!bind_kernel(i) || m.kernel.input != was.input || (m.kernel.map == nullptr) != (was.map == nullptr) ||
+          (m.kernel.map_uniform_last == nullptr) != (was.map_uniform_last == nullptr) ||
+          (m.kernel.reduce == nullptr) != (was.reduce == nullptr))
+        return false;
+    }
+    return true;
+  }
+
   /// Runs the bound group: its members' runs counted, the values made in full placed.
   void run(const Buffer& arena) {
     RunCounts counts;
     for (std::size_t i = 0; i < g_.members.size(); ++i) {
       const int position = g_.members[i].position;
-      counts.add(*s_.order[idx(position)]->op);
+      counts.add(*s_->order[idx(position)]->op);
       const Member& m = members_[i];
-      if (m.materialized) values_[idx(position)] = output_array(plan_, arena, position);
+      if (m.materialized) (*values_)[idx(position)] = output_array(plan_, arena, position);
       if (m.constant) continue;
       for (const Input& in : inputs_of(m)) {
         if (in.fixed_at < 0) continue;
         // A fixed value (a constant or a one-element external) as the reader's compute dtype.
-        const std::byte* value = in.member >= 0 ? members_[idx(in.member)].constant_value
-                                                : values_[idx(g_.externals[idx(in.external)].position)].view.data;
+        const std::byte* fixed = in.member >= 0 ? members_[idx(in.member)].constant_value
+                                                : value(g_.externals[idx(in.external)].position).view.data;
         DType from = in.member >= 0 ? node(in.member).meta.dtype : externals_[idx(in.external)].operand.dtype;
         alignas(8) std::byte converted[8];
-        convert_values(from, value, m.kernel.input, converted, 1);
+        convert_values(from, fixed, m.kernel.input, converted, 1);
         fill_values(fixed_.data() + in.fixed_at, converted, itemsize(m.kernel.input), std::min(kernels::chunk_size, tile_rows_ * m.per));
       }
     }
@@ -157,6 +185,7 @@ class RowLoop {
     std::size_t first_input = 0, input_count = 0;  // its inputs in inputs_
     const Attrs* attrs = nullptr;  // the node's, or for a reduction row_attrs over [rows, row]
     Attrs row_attrs;
+    Attrs bound_attrs;  // the node's attributes its kernel (or constant value) was bound with
     std::int64_t per = 0;  // values per row it makes
     DType out_dtype = DType::f32;  // the dtype of the values it makes
     bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
@@ -172,7 +201,8 @@ class RowLoop {
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
   std::span<const Input> inputs_of(const Member& m) const { return {inputs_.data() + m.first_input, m.input_count}; }
   std::span<Input> inputs_of(const Member& m) { return {inputs_.data() + m.first_input, m.input_count}; }
-  const Node& node(int member) const { return *s_.order[idx(g_.members[idx(member)].position)]; }
+  const Node& node(int member) const { return *s_->order[idx(g_.members[idx(member)].position)]; }
+  const Array& value(int position) const { return (*values_)[idx(position)]; }
 
   std::size_t reserve(std::int64_t elements, DType t) {
     std::size_t at = scratch_bytes_;
@@ -180,14 +210,69 @@ class RowLoop {
     return at;
   }
 
+  /// External k as this run's values hold it.
+  External external(std::size_t k) const {
+    const GroupExternal& e = g_.externals[k];
+    const View& v = value(e.position).view;
+    const std::int64_t per = e.index_space == g_.shape ? g_.row : 1;
+    External x{kernels::Operand(v, e.index_space), per, v.numel() == 1, false, 0};
+    x.direct = !x.one && x.operand.dense && v.shape == e.index_space;
+    return x;
+  }
+
+  /// Computes constant member m's value from its node's attributes.
+  static void bind_constant(Member& m, const Node& n) {
+    n.op->kernel({}, View{m.constant_value, n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number}, n.attrs);
+    m.bound_attrs = n.attrs;
+  }
+
+  /// The operands' Metas as the view-based loop shows them to member i's kernel: tile-shaped,
+  /// or zero-dim. Filled field by field in place: a Meta built on the stack and copied in was
+  /// read back before its narrow fields' stores had landed, a stall per operand.
+  std::span<const Meta> operand_metas(std::size_t i) const {
+    thread_local std::vector<Meta> metas;
+    metas.clear();
+    static const Shape tile_shape{1, 1}, zero_dim{};
+    auto add_meta = [&](const Shape& shape, DType dtype, bool wrapped_number) {
+      Meta& meta = metas.emplace_back();
+      meta.shape = shape;
+      meta.dtype = dtype;
+      meta.wrapped_number = wrapped_number;
+    };
+    for (int k : g_.members[i].inputs) {
+      if (k >= 0) {
+        const Node& q = node(k);
+        if (members_[idx(k)].constant) metas.push_back(q.meta);
+        else add_meta(tile_shape, q.meta.dtype, false);
+      } else {
+        const View& v = value(g_.externals[idx(-1 - k)].position).view;
+        add_meta(externals_[idx(-1 - k)].one && v.shape.rank() == 0 ? zero_dim : tile_shape, v.dtype, v.wrapped_number);
+      }
+    }
+    return metas;
+  }
+
+  /// Binds member i's kernel to its operands and its node's attributes.
+  bool bind_kernel(std::size_t i) {
+    Member& m = members_[i];
+    const Node& n = node(static_cast<int>(i));
+    Meta out;
+    out.shape = Shape{1, 1};
+    out.dtype = n.meta.dtype;
+    if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
+    m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
+    m.bound_attrs = n.attrs;
+    return n.op->bind(operand_metas(i), out, *m.attrs, m.kernel);
+  }
+
   bool bind_member(std::size_t i) {
     const GroupMember& gm = g_.members[i];
-    const Node& n = *s_.order[idx(gm.position)];
+    const Node& n = node(static_cast<int>(i));
     Member& m = members_[i];
     if (gm.role == MemberRole::constant) {
       if (!gm.inputs.empty() || itemsize(n.meta.dtype) > sizeof m.constant_value) return false;
       m.constant = true;
-      n.op->kernel({}, View{m.constant_value, n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number}, n.attrs);
+      bind_constant(m, n);
       return true;
     }
     if (n.op->bind == nullptr || (gm.role != MemberRole::full && gm.role != MemberRole::row) ||
@@ -196,44 +281,23 @@ class RowLoop {
     m.per = gm.role == MemberRole::full ? g_.row : 1;
     m.out_dtype = n.meta.dtype;
     m.reduction = n.op->kind == OpKind::reduction;
-    // The operands' Metas as the view-based loop shows them to a kernel: tile-shaped, or zero-dim.
-    thread_local std::vector<Meta> metas;
-    metas.clear();
-    // Filled field by field in place: a Meta built on the stack and copied in was read back
-    // before its narrow fields' stores had landed, a stall per operand.
-    static const Shape tile_shape{1, 1}, zero_dim{};
-    auto add_meta = [&](const Shape& shape, DType dtype, bool wrapped_number) {
-      Meta& meta = metas.emplace_back();
-      meta.shape = shape;
-      meta.dtype = dtype;
-      meta.wrapped_number = wrapped_number;
-    };
     m.first_input = inputs_.size();
     m.input_count = gm.inputs.size();
     for (int k : gm.inputs) {
       Input in;
       if (k >= 0) {
         const Member& src = members_[idx(k)];
-        const Node& q = node(k);
         in.member = k;
         in.per = src.constant ? 0 : src.per;
-        if (src.constant) metas.push_back(q.meta);
-        else add_meta(tile_shape, q.meta.dtype, false);
       } else {
         const External& e = externals_[idx(-1 - k)];
-        const View& v = values_[idx(g_.externals[idx(-1 - k)].position)].view;
         in.external = -1 - k;
         in.per = e.one ? 0 : e.per;
-        add_meta(e.one && v.shape.rank() == 0 ? zero_dim : tile_shape, v.dtype, v.wrapped_number);
       }
       inputs_.push_back(in);
     }
-    Meta out;
-    out.shape = tile_shape;
-    out.dtype = n.meta.dtype;
-    if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
-    m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
-    if (!n.op->bind(metas, out, *m.attrs, m.kernel)) return false;
+    if (!bind_kernel(i)) return false;
+    const std::span<const Meta> metas = operand_metas(i);
     for (std::size_t k = 0; k < m.input_count; ++k) {
       Input& in = inputs_of(m)[k];
       if (in.per != 0 && metas[k].dtype != m.kernel.input) {
@@ -302,7 +366,7 @@ class RowLoop {
     if (members_[k].made_in >= 0) return member_tile(idx(members_[k].made_in), r0, base);
     const Member& m = members_[k];
     if (!m.materialized || m.streamed) return base + m.scratch;
-    const View& v = values_[idx(g_.members[k].position)].view;
+    const View& v = value(g_.members[k].position).view;
     return v.data + r0 * m.per * static_cast<std::int64_t>(itemsize(v.dtype));
   }
 
@@ -368,7 +432,7 @@ class RowLoop {
       }
       run_map(m, rows, at, out, out_size, in_size, base);
       if (m.streamed) {
-        const View& v = values_[idx(g_.members[i].position)].view;
+        const View& v = value(g_.members[i].position).view;
         kernels::pk::stream_copy(v.data + r0 * m.per * static_cast<std::int64_t>(out_size), out,
                                  static_cast<std::size_t>(rows * m.per) * out_size);
       }
@@ -424,9 +488,9 @@ class RowLoop {
   }
 
   const Plan& plan_;
-  const Schedule& s_;
+  const Schedule* s_;  // this run's graph and values (rebind)
   const FusionGroup& g_;
-  std::vector<Array>& values_;
+  std::vector<Array>* values_;
   std::vector<External> externals_;
   std::vector<Member> members_;
   std::vector<Input> inputs_;  // every member's, member by member
