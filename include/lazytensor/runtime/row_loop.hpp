@@ -127,7 +127,7 @@ class RowLoop {
       if (!m.reduction) m.attrs = &n.attrs;
       if (n.attrs == m.bound_attrs) continue;
       const BoundKernel was = m.kernel;
-      if (!bind_kernel(i) || m.kernel.input != was.input || (m.kernel.map == nullptr) != (was.map == nullptr) ||
+      if (!bind_kernel(i, operand_metas(i)) || m.kernel.input != was.input || (m.kernel.map == nullptr) != (was.map == nullptr) ||
           (m.kernel.map_uniform_last == nullptr) != (was.map_uniform_last == nullptr) ||
           (m.kernel.reduce == nullptr) != (was.reduce == nullptr))
         return false;
@@ -252,8 +252,9 @@ class RowLoop {
     return metas;
   }
 
-  /// Binds member i's kernel to its operands and its node's attributes.
-  bool bind_kernel(std::size_t i) {
+  /// Binds member i's kernel to its operands, of Metas `metas` (operand_metas), and to its
+  /// node's attributes.
+  bool bind_kernel(std::size_t i, std::span<const Meta> metas) {
     Member& m = members_[i];
     const Node& n = node(static_cast<int>(i));
     Meta out;
@@ -262,7 +263,7 @@ class RowLoop {
     if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
     m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
     m.bound_attrs = n.attrs;
-    return n.op->bind(operand_metas(i), out, *m.attrs, m.kernel);
+    return n.op->bind(metas, out, *m.attrs, m.kernel);
   }
 
   bool bind_member(std::size_t i) {
@@ -296,8 +297,8 @@ class RowLoop {
       }
       inputs_.push_back(in);
     }
-    if (!bind_kernel(i)) return false;
     const std::span<const Meta> metas = operand_metas(i);
+    if (!bind_kernel(i, metas)) return false;
     for (std::size_t k = 0; k < m.input_count; ++k) {
       Input& in = inputs_of(m)[k];
       if (in.per != 0 && metas[k].dtype != m.kernel.input) {
