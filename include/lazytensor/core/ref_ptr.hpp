@@ -5,7 +5,6 @@
 // lists objects without owning them takes a handle with try_share, which fails once the count
 // has reached zero: an object being destroyed is never revived.
 #include <atomic>
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -79,9 +78,6 @@ template <class T> class RefPtr {
 
   friend bool operator==(const RefPtr& a, const RefPtr& b) noexcept { return a.p_ == b.p_; }
   friend bool operator==(const RefPtr& a, std::nullptr_t) noexcept { return a.p_ == nullptr; }
-  friend std::strong_ordering operator<=>(const RefPtr& a, const RefPtr& b) noexcept {
-    return std::compare_three_way{}(a.p_, b.p_);
-  }
 
  private:
   T* p_ = nullptr;

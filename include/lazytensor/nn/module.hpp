@@ -34,7 +34,7 @@ inline void rebind(Tensor& t, const Tensor& value) {
   dst.node = src.node;
   dst.data = src.data;
   if (dst.autograd) t.mutable_grad() = {};
-  if (dst.device.is_lazy() && dst.node && !dst.node->is_data()) lazy_context(dst.device.index).track(dst);
+  track_if_pending(dst);
 }
 }  // namespace detail
 

@@ -70,7 +70,7 @@ inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, st
 namespace detail {
 inline TensorImplPtr new_impl(Device device, const Meta& meta, NodePtr node, Array data) {
   TensorImplPtr impl = make_tensor_impl(device, meta, std::move(node), std::move(data));
-  if (device.is_lazy() && impl->node && !impl->node->is_data()) lazy_context(device.index).track(*impl);
+  track_if_pending(*impl);
   return impl;
 }
 }  // namespace detail

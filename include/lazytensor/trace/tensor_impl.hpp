@@ -145,6 +145,12 @@ inline LazyContext& lazy_context(int index) {
   return contexts[static_cast<std::size_t>(index)];
 }
 
+/// Lists `t` on its device's pending list when it now holds a pending value (a lazy node
+/// still to compute): after it is made or rebound.
+inline void track_if_pending(TensorImpl& t) {
+  if (t.device.is_lazy() && t.node && !t.node->is_data()) lazy_context(t.device.index).track(t);
+}
+
 inline TensorImpl::~TensorImpl() {
   if (LazyContext* c = listed_in_.load(std::memory_order_relaxed)) c->untrack(*this);
 }

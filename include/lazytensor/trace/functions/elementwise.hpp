@@ -133,7 +133,7 @@ inline void Tensor::assign(const Tensor& value) {
     if (const GradHooks* hooks = detail::grad_hooks.load(std::memory_order_relaxed)) hooks->assign(dst, src);
   dst.node = src.node;
   dst.data = src.data;
-  if (dst.device.is_lazy() && dst.node && !dst.node->is_data()) lazy_context(dst.device.index).track(dst);
+  track_if_pending(dst);
 }
 
 /// The value converted to `dtype` (a no-op when it already has it).
