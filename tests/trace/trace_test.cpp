@@ -227,6 +227,56 @@ TEST_F(Trace, ATensorRebindTwiceInAStepIsComputedOnce) {
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{3, 4}));
 }
 
+// `x = f(x)` where x is the only handle: x's state takes the new value itself. Where another
+// handle shares the state, it keeps the old value, as with any assignment.
+TEST_F(Trace, AssigningAnExpressionToTheOnlyHandleOfAStateReusesIt) {
+  const std::vector<float> x0{1, -2}, y0{3, 5};
+  Tensor x = from_vector<float>(x0, device());
+  const Tensor y = from_vector<float>(y0, device());
+  x = x * 2.0f;  // x held a device_data leaf: a new state holds the pending value
+  const TensorImpl* state = &x.impl();
+  for (int k = 0; k < 10; ++k) {
+    x = x * 2.0f;
+    x = x + y * 0.5f;  // two tensors: the node's inputs copy x's handle
+    x = (x - 1.0f).relu() + x;
+  }
+  EXPECT_EQ(&x.impl(), state) << "no state is made while x alone holds it";
+  Tensor before = x;
+  x = x + 1.0f;
+  EXPECT_NE(&x.impl(), state) << "a shared state is never rebound";
+  Tensor squared = before * before;  // an expression kept: its handles are shares too
+  auto kept = squared * 3.0f;
+  squared = squared - 1.0f;
+  sync();
+
+  std::vector<float> expected(x0);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    float v = expected[i] * 2.0f;
+    for (int k = 0; k < 10; ++k) {
+      v = v * 2.0f;
+      v = v + y0[i] * 0.5f;
+      v = std::max(v - 1.0f, 0.0f) + v;
+    }
+    expected[i] = v;
+  }
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_FLOAT_EQ(before.to_vector<float>()[i], expected[i]);
+    EXPECT_FLOAT_EQ(x.to_vector<float>()[i], expected[i] + 1.0f);
+    EXPECT_FLOAT_EQ(squared.to_vector<float>()[i], expected[i] * expected[i] - 1.0f);
+    EXPECT_FLOAT_EQ(Tensor(kept).to_vector<float>()[i], expected[i] * expected[i] * 3.0f);
+  }
+}
+
+TEST_F(Trace, AssigningAnExpressionToATensorWithHistoryRecordsTheOp) {
+  Tensor w = from_vector<float>({1, 2}, device());
+  w.requires_grad_();
+  Tensor x = w * 1.0f;
+  for (int k = 0; k < 3; ++k) x = x * 2.0f;  // x = 8 w
+  (x * x).sum().backward();
+  sync();
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{128, 256}));
+}
+
 TEST_F(Trace, OnlyLiveTensorsAreComputed) {
   Tensor x = from_vector<float>({0.5f, 1.5f}, device());
   { Tensor dropped = exp(x); }

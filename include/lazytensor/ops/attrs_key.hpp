@@ -76,14 +76,10 @@ inline bool all_structural(const OpDesc& op, const Attrs& a) {
 /// Words gathered for one hash call: on the stack while they are few.
 class HashWords {
  public:
+  // Small enough to inline: tracing puts a dozen words per op.
   void put(std::int64_t w) {
-    if (n_ < inline_words) {
-      small_[n_] = w;
-    } else {
-      if (large_.empty()) large_.assign(small_.begin(), small_.end());
-      large_.push_back(w);
-    }
-    ++n_;
+    if (n_ < inline_words) small_[n_++] = w;
+    else put_on_heap(w);
   }
   hash_t hash(hash_t seed = 0) const {
     const std::int64_t* words = large_.empty() ? small_.data() : large_.data();
@@ -91,6 +87,12 @@ class HashWords {
   }
 
  private:
+  [[gnu::noinline]] void put_on_heap(std::int64_t w) {
+    if (large_.empty()) large_.assign(small_.begin(), small_.end());
+    large_.push_back(w);
+    ++n_;
+  }
+
   static constexpr std::size_t inline_words = 48;
   std::array<std::int64_t, inline_words> small_;
   std::vector<std::int64_t> large_;

@@ -89,6 +89,11 @@ inline Tensor Tensor::detach() const {
 }
 
 namespace detail {
+/// The nodes of lazy tensors `inputs`, as a new node's inputs.
+inline NodeInputs input_nodes(std::span<const Tensor> inputs) {
+  return NodeInputs(inputs.size(), [&](std::size_t k) { return inputs[k].impl().node; });
+}
+
 /// A tensor of lazy `device` whose value is `op` on `nodes`.
 inline Tensor lazy_result(const OpDesc& op, NodeInputs&& nodes, Attrs&& attrs, const Meta& out, Device device) {
   return Tensor(detail::new_impl(device, out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
@@ -99,8 +104,7 @@ inline Tensor lazy_result(const OpDesc& op, NodeInputs&& nodes, Attrs&& attrs, c
 inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
                              Device device) {
   if (device.is_lazy())
-    return lazy_result(op, NodeInputs(inputs.size(), [&](std::size_t k) { return inputs[k].impl().node; }),
-                       std::move(attrs), out, device);
+    return lazy_result(op, input_nodes(inputs), std::move(attrs), out, device);
   std::vector<Array> arrays;
   arrays.reserve(inputs.size());
   for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
@@ -126,6 +130,25 @@ inline Tensor emit(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs
   }
   return detail::emit_untracked(op, inputs, std::move(attrs), out, device);
 }
+
+namespace detail {
+/// `dst = emit(op, inputs, attrs, out, device)`, for an assignment whose right-hand side held
+/// `passing` further handles of dst's state, which go when the assignment ends. When
+/// nothing else holds that state, the state itself takes the new pending value: no state is
+/// made, listed, unlisted and freed for what is only a new value of the same variable.
+inline void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
+                      const Meta& out, Device device) {
+  const GradHooks* hooks = grad_hooks.load(std::memory_order_relaxed);
+  if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
+      (hooks != nullptr && any_requires_grad(inputs))) {
+    dst = emit(op, inputs, std::move(attrs), out, device);
+    return;
+  }
+  NodePtr node = make_node(op, std::move(attrs), input_nodes(inputs), out);
+  if (lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, node, out)) return;
+  dst = Tensor(new_impl(device, out, std::move(node), {}));
+}
+}  // namespace detail
 
 /// Records `op` on `inputs` (all on one device) or, with no inputs, on `device`.
 inline Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs = {}, Device device = cpu) {

@@ -21,11 +21,6 @@ namespace lt {
 
 namespace hana = boost::hana;
 
-template <const auto& Op, class... Operands> class Expr;
-
-template <class X> inline constexpr bool is_expr_v = false;
-template <const auto& Op, class... Os> inline constexpr bool is_expr_v<Expr<Op, Os...>> = true;
-
 /// A tensor or an expression: what elementwise functions need at least one of.
 template <class X>
 concept tensor_like = std::is_same_v<std::remove_cvref_t<X>, Tensor> || is_expr_v<std::remove_cvref_t<X>>;
@@ -54,44 +49,45 @@ template <class X> Device device_of(const X& x) {
   else return cpu;
 }
 
+/// An operand's Meta, returned by value so that it is made where the caller stores it: a
+/// Meta built on the stack and then copied is read back with wide loads over the narrow
+/// stores that made it, which stalls on every op traced.
+template <class X> Meta meta_of(const X& x) {
+  if constexpr (expr::is_scalar_leaf<X>) return Meta{Shape{}, x.value.dtype, true};
+  else if constexpr (is_expr_v<X>) return x.info.meta;
+  else return x.defined() ? x.meta() : Meta{};
+}
+
 template <const auto& Op, class... Xs>
 ExprInfo check_expr(const hana::tuple<Xs...>& operands, const attrs_storage<Op>& attrs) {
   constexpr std::size_t n = sizeof...(Xs);
-  std::array<Meta, n> metas;
-  std::array<OperandRef, n> refs;
+  const std::array<Meta, n> metas = hana::unpack(operands, [](const Xs&... x) { return std::array<Meta, n>{meta_of(x)...}; });
   // A scalar joins the device of the first tensor operand, as scalar_tensor does.
   Device device = cpu;
   bool found = false;
   hana::for_each(operands, [&]<class X>(const X& x) {
     if (!found && !expr::is_scalar_leaf<X>) device = device_of(x), found = true;
   });
+  std::array<OperandRef, n> refs;
   std::size_t k = 0;
   hana::for_each(operands, [&]<class X>(const X& x) {
-    if constexpr (expr::is_scalar_leaf<X>) {
-      metas[k] = Meta{Shape{}, x.value.dtype, true};
-      refs[k] = {&metas[k], device};
-    } else if constexpr (is_expr_v<X>) {
-      metas[k] = x.info.meta;
-      refs[k] = {&metas[k], x.info.device};
-    } else {
-      refs[k] = operand_ref(x);
-      if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
-    }
+    bool defined = true;
+    if constexpr (std::is_same_v<X, Tensor>) defined = x.defined();
+    refs[k] = {defined ? &metas[k] : nullptr, expr::is_scalar_leaf<X> ? device : device_of(x)};
     ++k;
   });
   static const Attrs no_attrs;
   const Attrs* a = &no_attrs;
   if constexpr (expr::reads_attrs<Op>) a = &attrs;
-  Meta out = check_and_infer(Op, refs, metas, *a, device);
+  ExprInfo info{check_and_infer(Op, refs, metas, *a, device), device, DType::f32, true};
   using rule = typename std::remove_cvref_t<decltype(Op)>::rule;
-  DType t = kernels::compute_dtype(rule::compute(std::span<const Meta>(metas), out.dtype));
-  bool fusible = true;
+  info.compute = kernels::compute_dtype(rule::compute(std::span<const Meta>(metas), info.meta.dtype));
   hana::for_each(operands, [&]<class X>(const X& x) {
     if constexpr (is_expr_v<X>)
-      fusible = fusible && x.info.fusible && x.info.compute == t &&
-                (x.info.meta.dtype == t || x.info.meta.dtype == DType::boolean);
+      info.fusible = info.fusible && x.info.fusible && x.info.compute == info.compute &&
+                     (x.info.meta.dtype == info.compute || x.info.meta.dtype == DType::boolean);
   });
-  return {std::move(out), device, t, fusible};
+  return info;
 }
 
 template <class E> Tensor commit(const E& e);
@@ -174,13 +170,18 @@ template <class X> Tensor record_one_by_one(const X& x) {
   }
 }
 
-template <class E> Tensor commit(const E& e) {
+/// Records `e` as `dst`'s new value; `e` is going away, so its handles of dst's state do not
+/// count as sharing it (see detail::emit_into).
+template <class E> void commit_into(Tensor& dst, const E& e) {
   // One op on tensors alone is its own node; with a C++ scalar it is a fragment, one node
   // holding the scalar's value, rather than two (the op and a scalar leaf).
   if constexpr (expr::tree<E>::ops == 1 && expr::tree<E>::scalars == 0) {
-    return record_one_by_one(e);
+    dst = record_one_by_one(e);
   } else {
-    if (!e.info.fusible) return record_one_by_one(e);
+    if (!e.info.fusible) {
+      dst = record_one_by_one(e);
+      return;
+    }
     using S = expr::skeleton_t<E>;
     constexpr int slots = expr::slot_count<S>;
     expr::FragmentAttrsBuilder attrs(expr::structural_hash<S>, slots);
@@ -188,12 +189,14 @@ template <class E> Tensor commit(const E& e) {
     // holds them: copying a handle is an atomic count change each way, on every op traced.
     std::array<const Tensor*, slots> leaves;
     std::size_t count = 0;
+    long passing = 0;  // e's handles of dst's state
     expr::walk_postfix(e, [&]<class X>(const X& x) {
       if constexpr (expr::is_tensor_leaf<X>) {
         std::size_t k = 0;
         while (k < count && leaves[k]->impl_ptr() != x.impl_ptr()) ++k;
         if (k == count) leaves[count++] = &x;
         attrs.add_slot_input(static_cast<int>(k));
+        passing += x.impl_ptr() == dst.impl_ptr();
       }
     });
     expr::walk_postfix(e, [&]<class X>(const X& x) {
@@ -202,16 +205,34 @@ template <class E> Tensor commit(const E& e) {
         if constexpr (expr::reads_attrs<X::op>) attrs.add_step(x.attrs);
     });
     attrs.set_compute(e.info.compute);
-    auto emit_on = [&](std::span<const Tensor> inputs) {
-      return emit(expr::fragment_desc<S>, inputs, std::move(attrs.attrs()), e.info.meta, e.info.device);
+    auto emit_on = [&](std::span<const Tensor> inputs, long copied) {
+      emit_into(dst, passing + copied, expr::fragment_desc<S>, inputs, std::move(attrs.attrs()), e.info.meta,
+                e.info.device);
     };
-    if (count == 1) return emit_on(std::span<const Tensor>(leaves[0], 1));
+    if (count == 1) return emit_on(std::span<const Tensor>(leaves[0], 1), 0);
     std::array<Tensor, slots> inputs;
-    for (std::size_t k = 0; k < count; ++k) inputs[k] = *leaves[k];
-    return emit_on(std::span<const Tensor>(inputs.data(), count));
+    long copied = 0;  // of dst's state, into `inputs`
+    for (std::size_t k = 0; k < count; ++k) {
+      inputs[k] = *leaves[k];
+      copied += inputs[k].impl_ptr() == dst.impl_ptr();
+    }
+    emit_on(std::span<const Tensor>(inputs.data(), count), copied);
   }
 }
 
+template <class E> Tensor commit(const E& e) {
+  Tensor t;  // holds no state, so none is rebound
+  commit_into(t, e);
+  return t;
+}
+
 }  // namespace detail
+
+template <class E>
+  requires is_expr_v<E>
+Tensor& Tensor::operator=(E&& e) {
+  detail::commit_into(*this, e);
+  return *this;
+}
 
 }  // namespace lt

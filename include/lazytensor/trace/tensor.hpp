@@ -17,10 +17,25 @@
 
 namespace lt {
 
+template <const auto& Op, class... Operands> class Expr;  // trace/expression.hpp
+template <class X> inline constexpr bool is_expr_v = false;
+template <const auto& Op, class... Os> inline constexpr bool is_expr_v<Expr<Op, Os...>> = true;
+
 class Tensor : public ElementwiseMethods<Tensor> {
  public:
   Tensor() = default;
   explicit Tensor(TensorImplPtr impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(const Tensor&) = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  /// Records an expression that is going away (`x = x * 2`) as this tensor's new value, as
+  /// `*this = Tensor(e)` does. Where no other handle shares this tensor's state, the state
+  /// takes the new value itself: `x = f(x)` in a loop then makes no state per step. The
+  /// expression's tensors may refer to the new value afterwards (it is moved from).
+  template <class E>
+    requires is_expr_v<E>
+  Tensor& operator=(E&& e);  // trace/expression.hpp
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl().meta.shape; }
