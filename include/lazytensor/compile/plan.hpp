@@ -90,7 +90,7 @@ struct PlanNode {
 /// A compiled step graph. It refers to positions in the graph's schedule, never to its nodes:
 /// any graph that fits it (same structure, other data) runs it with its own nodes.
 /// What a run of a plan leaves for its next run (the executor keeps its bound group loops
-/// there). One run holds it at a time: a run on another thread meanwhile finds none and makes
+/// and its value table there). One run holds it at a time: a run on another thread meanwhile finds none and makes
 /// its own. Never saved with the plan.
 class PlanRunState {
  public:

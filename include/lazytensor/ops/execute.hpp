@@ -31,21 +31,17 @@ inline void count_run(const OpDesc& d) {
     if (step.op != nullptr) op_counter(*step.op).add();
 }
 
-/// Counts the runs of a group's members as count_run does, adding to each op's counter once
-/// when it goes out of scope: a group of a hundred small ops would otherwise pay an atomic
-/// add per op per step.
-class RunCounts {
+/// Runs of ops, counted as count_run counts them and added to each op's counter at once by
+/// report(): a group of a hundred small ops would otherwise pay an atomic add per op per step.
+class OpTally {
  public:
-  RunCounts() = default;
-  RunCounts(const RunCounts&) = delete;
-  RunCounts& operator=(const RunCounts&) = delete;
-  ~RunCounts() {
-    for (const OpCount& c : counts_) op_counter(*c.op).add(c.runs);
-  }
   void add(const OpDesc& d) {
     note(d);
     for (const FragmentStep& step : d.body)
       if (step.op != nullptr) note(*step.op);
+  }
+  void report() const {
+    for (const OpCount& c : counts_) op_counter(*c.op).add(c.runs);
   }
 
  private:
@@ -62,6 +58,15 @@ class RunCounts {
     counts_.push_back({&d, 1});
   }
   SmallVector<OpCount, 8> counts_;  // a group holds few distinct ops: no allocation per run
+};
+
+/// A tally of one run, reported when it goes out of scope.
+class RunCounts : public OpTally {
+ public:
+  RunCounts() = default;
+  RunCounts(const RunCounts&) = delete;
+  RunCounts& operator=(const RunCounts&) = delete;
+  ~RunCounts() { report(); }
 };
 
 /// Runs `d` on `in`, producing a value of Meta `out`: an alias of in[0] where the op is a

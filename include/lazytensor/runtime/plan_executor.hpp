@@ -149,11 +149,28 @@ inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g,
 
 }  // namespace detail
 
+namespace detail {
+/// What a run of a plan leaves to the next run of it. A shape-static loop runs the same plan
+/// every step, and for a small step making these again costs as much as running it: the row
+/// loops bound (one slot per group), and the storage of the value table and use counts.
+struct PlanRunScratch {
+  std::vector<std::unique_ptr<RowLoop>> loops;
+  std::vector<Array> values;  // every entry empty between runs
+  std::vector<int> uses;
+};
+}  // namespace detail
+
 /// Runs `plan` on graph `s`, which fits it (first_difference(plan, s) < 0): the plan's steps
 /// over the graph's nodes, their data and attributes. Returns one value per root. Values are
 /// freed after their last reader.
 inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
-  std::vector<Array> values(s.order.size());
+  std::shared_ptr<detail::PlanRunScratch> scratch = std::static_pointer_cast<detail::PlanRunScratch>(plan.run_state->take());
+  if (!scratch) {
+    scratch = std::make_shared<detail::PlanRunScratch>();
+    scratch->loops.resize(plan.groups.size());
+  }
+  std::vector<Array>& values = scratch->values;
+  values.resize(s.order.size());
   // One block for every intermediate; from the block cache, so steps reuse it. Counted in
   // bytes summed over runs, as every metric counter is.
   static metrics::Counter& arena_bytes = metrics::counter_handle("ArenaBytes");
@@ -161,7 +178,8 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   static metrics::Counter& row_loop_groups = metrics::counter_handle("RowLoopGroups");
   static metrics::Counter& tile_view_groups = metrics::counter_handle("TileViewGroups");
   const Buffer arena = plan.stats.arena_bytes > 0 ? Buffer(static_cast<std::size_t>(plan.stats.arena_bytes)) : Buffer();
-  std::vector<int> uses = s.uses;
+  std::vector<int>& uses = scratch->uses;
+  uses.assign(s.uses.begin(), s.uses.end());
   for (std::size_t p = 0; p < s.order.size(); ++p)
     if (s.order[p]->is_data()) values[p] = s.order[p]->leaf().data;
   auto release_inputs = [&](int p) {
@@ -172,13 +190,9 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
     }
   };
   std::vector<Array> args;
-  // The row loops bound by the plan's last run, one slot per group: binding a loop costs about
-  // as much as running a small group, and a shape-static loop runs the same plan every step.
-  using BoundLoops = std::vector<std::unique_ptr<detail::RowLoop>>;
-  std::shared_ptr<BoundLoops> loops = std::static_pointer_cast<BoundLoops>(plan.run_state->take());
-  if (!loops) loops = std::make_shared<BoundLoops>(plan.groups.size());
+  // A loop bound by the plan's last run is bound again only where the graph may differ.
   auto bound_loop = [&](std::size_t group) -> detail::RowLoop* {
-    std::unique_ptr<detail::RowLoop>& loop = (*loops)[group];
+    std::unique_ptr<detail::RowLoop>& loop = scratch->loops[group];
     if (loop && loop->rebind(s, values)) return loop.get();
     loop = std::make_unique<detail::RowLoop>(plan, s, plan.groups[group], values);
     if (!loop->bind()) loop.reset();
@@ -211,10 +225,12 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
     }
     release_inputs(step.position);
   }
-  plan.run_state->keep(std::move(loops));
   std::vector<Array> out;
   out.reserve(s.roots.size());
   for (int r : s.roots) out.push_back(values[static_cast<std::size_t>(r)]);
+  for (Array& v : values)
+    if (v.defined()) v = {};
+  plan.run_state->keep(std::move(scratch));
   return out;
 }
 

@@ -100,6 +100,7 @@ class RowLoop {
     inputs_.reserve(input_count);
     for (std::size_t i = 0; i < g_.members.size(); ++i)
       if (!bind_member(i)) return false;
+    for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
     share_result_tiles();
     return true;
   }
@@ -137,10 +138,9 @@ class RowLoop {
 
   /// Runs the bound group: its members' runs counted, the values made in full placed.
   void run(const Buffer& arena) {
-    RunCounts counts;
+    member_runs_.report();
     for (std::size_t i = 0; i < g_.members.size(); ++i) {
       const int position = g_.members[i].position;
-      counts.add(*s_->order[idx(position)]->op);
       const Member& m = members_[i];
       if (m.materialized) (*values_)[idx(position)] = output_array(plan_, arena, position);
       if (m.constant) continue;
@@ -495,6 +495,7 @@ class RowLoop {
   std::vector<External> externals_;
   std::vector<Member> members_;
   std::vector<Input> inputs_;  // every member's, member by member
+  OpTally member_runs_;  // a run of every member: what each run adds to the op counters
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
   std::size_t scratch_bytes_ = 0;
