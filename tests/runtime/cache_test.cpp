@@ -190,6 +190,32 @@ TEST_F(PlanCacheTest, APlanUnderAnotherGraphsKeyIsCaughtNotRun) {
   EXPECT_EQ(uncached(), before + 1);
 }
 
+// The same op, with attributes of another structure: multiplying by 0 is folded, by 0.5 is not.
+// The plan keeps the attributes it was compiled with; their ints are alike (a float scalar
+// keeps its integer part) but their floats differ, so the check walks them.
+TEST_F(PlanCacheTest, APlanForAnotherScalarClassUnderTheKeyIsCaughtNotRun) {
+  Tensor a = full({4}, 3.0f, device());
+  sync();
+  const std::int64_t before = uncached();
+  Tensor by_zero = a * 0.0f, by_half = a * 0.5f;
+  ASSERT_EQ(by_zero.impl().node->op, by_half.impl().node->op) << "one fragment op, two scalar classes";
+  Schedule zero_graph = make_schedule(std::vector<NodePtr>{by_zero.impl().node});
+  auto wrong = std::make_shared<Plan>(make_plan(std::vector<NodePtr>{by_half.impl().node}));
+  wrong->key = zero_graph.key;
+  plan_cache().insert(wrong);
+  by_half = Tensor();
+  sync();
+  EXPECT_EQ(by_zero.to_vector<float>(), std::vector<float>(4, 0.0f));
+  EXPECT_EQ(metrics::counter("CacheCollision"), 1);
+  EXPECT_EQ(uncached(), before + 1);
+  // The plan compiled for it now serves the same graph, with its attributes bit for bit.
+  Tensor again = a * 0.0f;
+  sync();
+  EXPECT_EQ(again.to_vector<float>(), std::vector<float>(4, 0.0f));
+  EXPECT_EQ(metrics::counter("CacheCollision"), 1);
+  EXPECT_EQ(uncached(), before + 1);
+}
+
 TEST_F(PlanCacheTest, LeastRecentlyUsedPlansLeaveFirstAndStayValidWhileHeld) {
   PlanCache cache(2);
   auto plan = [](hash_t key) {
