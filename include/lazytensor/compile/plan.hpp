@@ -113,12 +113,11 @@ struct Plan {
   hash_t key = 0;  // the schedule key it was compiled for
   std::vector<PlanNode> nodes;
   FlatLists<std::int64_t> words;  // per position: its attributes' structure (ops/attrs_key.hpp)
-  // Per position, where the structure is not simply the ints: the attributes of the graph the
-  // plan was compiled for. A loop's later graphs mostly carry the same values, and attributes
-  // equal bit for bit have the same structure, which first_difference then need not walk.
-  // Not saved: a plan loaded from disk checks by structure alone.
-  FlatLists<std::int64_t> compiled_ints;
-  FlatLists<double> compiled_floats;
+  // The attributes of the compiled graph's nodes whose structure is not simply their ints, by
+  // position, in position order. A loop's later graphs mostly carry the same values, and
+  // attributes equal bit for bit have the same structure, which first_difference then need not
+  // walk. Not saved: a plan loaded from disk checks by structure alone.
+  std::vector<std::pair<int, Attrs>> compiled_attrs;
   Adjacency inputs;
   std::vector<int> roots;
   std::vector<PlanStep> steps;
@@ -493,8 +492,6 @@ inline Plan make_plan(const Schedule& s) {
   plan.key = s.key;
   plan.nodes.reserve(idx(n));
   plan.words.offsets.reserve(idx(n) + 1);
-  plan.compiled_ints.offsets.reserve(idx(n) + 1);
-  plan.compiled_floats.offsets.reserve(idx(n) + 1);
   std::vector<const OpDesc*> ops;  // per position; read with plan.nodes in place of the nodes
   ops.reserve(idx(n));
   // One pass over the nodes, in order, fetching ahead: a large graph's nodes are out of cache.
@@ -509,12 +506,8 @@ inline Plan make_plan(const Schedule& s) {
     plan.value_elements += node->meta.shape.numel();
     if (!node->is_data()) append_structural_words(*node->op, node->attrs, plan.words.flat);
     plan.words.close_list();
-    if (!node->is_data() && !all_structural(*node->op, node->attrs)) {
-      plan.compiled_ints.flat.insert(plan.compiled_ints.flat.end(), node->attrs.ints.begin(), node->attrs.ints.end());
-      plan.compiled_floats.flat.insert(plan.compiled_floats.flat.end(), node->attrs.floats.begin(), node->attrs.floats.end());
-    }
-    plan.compiled_ints.close_list();
-    plan.compiled_floats.close_list();
+    if (!node->is_data() && !all_structural(*node->op, node->attrs))
+      plan.compiled_attrs.emplace_back(static_cast<int>(p), node->attrs);
     grouper.add(static_cast<int>(p));
   }
   plan.inputs = s.inputs;
@@ -580,16 +573,15 @@ inline Plan make_plan(std::span<const NodePtr> roots) { return make_plan(make_sc
 /// -1 when `s` fits the plan. Data leaves match on shape and dtype; the rest also on op,
 /// attribute structure and inputs.
 inline int first_difference(const Plan& plan, const Schedule& s) {
-  // Attributes equal bit for bit to the compiled node's have its structure. The plan kept none
-  // where the compiled node's structure was simply its ints; a node of the same op with data
-  // words then has floats, which the empty lists cannot equal.
+  // Attributes equal bit for bit to the compiled node's have its structure.
+  auto kept = plan.compiled_attrs.begin();
   auto same_attrs = [&](std::size_t p, const Node& node) {
-    if (p < plan.compiled_ints.size() && !all_structural(*node.op, node.attrs)) {
-      const std::span<const std::int64_t> ints = plan.compiled_ints[p];
-      const std::span<const double> floats = plan.compiled_floats[p];
-      if (ints.size() == node.attrs.ints.size() && floats.size() == node.attrs.floats.size() &&
-          std::memcmp(ints.data(), node.attrs.ints.data(), ints.size_bytes()) == 0 &&
-          std::memcmp(floats.data(), node.attrs.floats.data(), floats.size_bytes()) == 0)
+    while (kept != plan.compiled_attrs.end() && static_cast<std::size_t>(kept->first) < p) ++kept;
+    if (kept != plan.compiled_attrs.end() && static_cast<std::size_t>(kept->first) == p) {
+      const Attrs& a = kept->second;
+      if (a.ints.size() == node.attrs.ints.size() && a.floats.size() == node.attrs.floats.size() &&
+          std::memcmp(a.ints.data(), node.attrs.ints.data(), a.ints.size() * sizeof(std::int64_t)) == 0 &&
+          std::memcmp(a.floats.data(), node.attrs.floats.data(), a.floats.size() * sizeof(double)) == 0)
         return true;
     }
     return same_structure(*node.op, node.attrs, plan.words[p]);
