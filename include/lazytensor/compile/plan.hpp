@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -91,8 +90,8 @@ struct PlanNode {
 /// A compiled step graph. It refers to positions in the graph's schedule, never to its nodes:
 /// any graph that fits it (same structure, other data) runs it with its own nodes.
 /// What a run of a plan leaves for its next run (the executor keeps its bound group loops
-/// and its value table there). One run holds it at a time: a run on another thread meanwhile finds none and makes
-/// its own. Never saved with the plan.
+/// and its value table there). One run holds it at a time: a run on another thread meanwhile
+/// finds none and makes its own. Never saved with the plan.
 class PlanRunState {
  public:
   std::shared_ptr<void> take() {
@@ -114,9 +113,9 @@ struct Plan {
   std::vector<PlanNode> nodes;
   FlatLists<std::int64_t> words;  // per position: its attributes' structure (ops/attrs_key.hpp)
   // The attributes of the compiled graph's nodes whose structure is not simply their ints, by
-  // position, in position order. A loop's later graphs mostly carry the same values, and
-  // attributes equal bit for bit have the same structure, which first_difference then need not
-  // walk. Not saved: a plan loaded from disk checks by structure alone.
+  // position, in position order. A loop's later graphs mostly carry the same values, and equal
+  // attributes have the same structure, which first_difference then need not walk. Not saved:
+  // a plan loaded from disk checks by structure alone.
   std::vector<std::pair<int, Attrs>> compiled_attrs;
   Adjacency inputs;
   std::vector<int> roots;
@@ -573,17 +572,13 @@ inline Plan make_plan(std::span<const NodePtr> roots) { return make_plan(make_sc
 /// -1 when `s` fits the plan. Data leaves match on shape and dtype; the rest also on op,
 /// attribute structure and inputs.
 inline int first_difference(const Plan& plan, const Schedule& s) {
-  // Attributes equal bit for bit to the compiled node's have its structure.
+  // Attributes equal to the compiled node's have its structure (a float scalar's structure is
+  // whether it is 0, 1 or another value, which equal values share).
   auto kept = plan.compiled_attrs.begin();
   auto same_attrs = [&](std::size_t p, const Node& node) {
     while (kept != plan.compiled_attrs.end() && static_cast<std::size_t>(kept->first) < p) ++kept;
-    if (kept != plan.compiled_attrs.end() && static_cast<std::size_t>(kept->first) == p) {
-      const Attrs& a = kept->second;
-      if (a.ints.size() == node.attrs.ints.size() && a.floats.size() == node.attrs.floats.size() &&
-          std::memcmp(a.ints.data(), node.attrs.ints.data(), a.ints.size() * sizeof(std::int64_t)) == 0 &&
-          std::memcmp(a.floats.data(), node.attrs.floats.data(), a.floats.size() * sizeof(double)) == 0)
-        return true;
-    }
+    if (kept != plan.compiled_attrs.end() && static_cast<std::size_t>(kept->first) == p && kept->second == node.attrs)
+      return true;
     return same_structure(*node.op, node.attrs, plan.words[p]);
   };
   const std::size_t n = std::min(plan.nodes.size(), s.order.size());

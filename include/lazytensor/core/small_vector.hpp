@@ -116,8 +116,12 @@ class SmallVector {
   }
   T* insert(const T* pos, std::initializer_list<T> v) { return insert(pos, v.begin(), v.end()); }
 
+  // A plain loop: for a few values, the call to memcmp that std::equal makes costs more.
   friend bool operator==(const SmallVector& a, const SmallVector& b) {
-    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+    if (a.size_ != b.size_) return false;
+    for (std::size_t k = 0; k < a.size_; ++k)
+      if (!(a.data_[k] == b.data_[k])) return false;
+    return true;
   }
 
  private:

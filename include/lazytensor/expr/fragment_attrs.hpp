@@ -18,9 +18,12 @@ inline constexpr std::size_t hash_at = 0, compute_at = 1, slot_count_at = 2, slo
 /// Builds a fragment's attributes.
 class FragmentAttrsBuilder {
  public:
+  // Words are appended one at a time: a list copy of a few words is a call to memmove, and
+  // tracing builds these attributes for every fragment it records.
   FragmentAttrsBuilder(hash_t structural_hash, int slots) {
     attrs_.ints.reserve(slot_map_at + static_cast<std::size_t>(slots) + 4);
-    attrs_.ints = {static_cast<std::int64_t>(structural_hash), 0, slots};
+    for (std::int64_t w : {static_cast<std::int64_t>(structural_hash), std::int64_t{0}, std::int64_t{slots}})
+      attrs_.ints.push_back(w);
   }
   void add_slot_input(int input) { attrs_.ints.push_back(input); }
   void add_step(const Attrs& a) {
@@ -31,7 +34,8 @@ class FragmentAttrsBuilder {
   }
   /// A scalar operand, with the attributes of leaf::scalar: {dtype, integer value}, {value}.
   void add_scalar(const Scalar& s) {
-    attrs_.ints.insert(attrs_.ints.end(), {2, static_cast<std::int64_t>(s.dtype), s.i, 1});
+    for (std::int64_t w : {std::int64_t{2}, static_cast<std::int64_t>(s.dtype), s.i, std::int64_t{1}})
+      attrs_.ints.push_back(w);
     attrs_.floats.push_back(s.f);
   }
   void set_compute(DType t) { attrs_.ints[compute_at] = static_cast<std::int64_t>(t); }
