@@ -116,12 +116,19 @@ class SmallVector {
   }
   T* insert(const T* pos, std::initializer_list<T> v) { return insert(pos, v.begin(), v.end()); }
 
-  // A plain loop: for a few values, the call to memcmp that std::equal makes costs more.
+  // A loop in place: for a few values, the call to memcmp that std::equal makes costs more.
+  // Integers are compared all at once (their differences or-ed together: it vectorises).
   friend bool operator==(const SmallVector& a, const SmallVector& b) {
     if (a.size_ != b.size_) return false;
-    for (std::size_t k = 0; k < a.size_; ++k)
-      if (!(a.data_[k] == b.data_[k])) return false;
-    return true;
+    if constexpr (std::is_integral_v<T>) {
+      T differ = 0;
+      for (std::size_t k = 0; k < a.size_; ++k) differ |= a.data_[k] ^ b.data_[k];
+      return differ == 0;
+    } else {
+      for (std::size_t k = 0; k < a.size_; ++k)
+        if (!(a.data_[k] == b.data_[k])) return false;
+      return true;
+    }
   }
 
  private:

@@ -134,6 +134,7 @@ inline bool walked_first(const Node& n) { return n.is_data() || n.op->view != nu
 /// input order. Inputs past the third are walked in their own order.
 inline std::array<std::uint8_t, 3> walk_order(const NodeInputs& inputs) {
   std::array<std::uint8_t, 3> order{0, 1, 2};
+  if (inputs.size() < 2) return order;  // one input or none: nothing to reorder
   const std::size_t n = std::min<std::size_t>(inputs.size(), order.size());
   std::size_t at = 0;
   for (int pass = 0; pass < 2; ++pass)
