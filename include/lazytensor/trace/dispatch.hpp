@@ -116,13 +116,19 @@ inline bool any_requires_grad(std::span<const Tensor> inputs) {
     if (t.impl().autograd) return true;
   return false;
 }
+
+/// The autograd hooks that record an op on `inputs`, or null: none is installed, or no input
+/// requires grad.
+inline const GradHooks* recording_hooks(std::span<const Tensor> inputs) {
+  const GradHooks* hooks = grad_hooks.load(std::memory_order_relaxed);
+  return hooks != nullptr && any_requires_grad(inputs) ? hooks : nullptr;
+}
 }  // namespace detail
 
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
 /// eager device; autograd records it when an input requires grad.
 inline Tensor emit(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out, Device device) {
-  if (const GradHooks* hooks = detail::grad_hooks.load(std::memory_order_relaxed);
-      hooks != nullptr && detail::any_requires_grad(inputs)) {
+  if (const GradHooks* hooks = detail::recording_hooks(inputs)) {
     Attrs kept = attrs;
     Tensor result = detail::emit_untracked(op, inputs, std::move(attrs), out, device);
     hooks->record(op, inputs, kept, result);
@@ -138,9 +144,8 @@ namespace detail {
 /// made, listed, unlisted and freed for what is only a new value of the same variable.
 inline void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
                       const Meta& out, Device device) {
-  const GradHooks* hooks = grad_hooks.load(std::memory_order_relaxed);
   if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
-      (hooks != nullptr && any_requires_grad(inputs))) {
+      recording_hooks(inputs) != nullptr) {
     dst = emit(op, inputs, std::move(attrs), out, device);
     return;
   }

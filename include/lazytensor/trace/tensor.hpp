@@ -25,10 +25,6 @@ class Tensor : public ElementwiseMethods<Tensor> {
  public:
   Tensor() = default;
   explicit Tensor(TensorImplPtr impl) : impl_(std::move(impl)) {}
-  Tensor(const Tensor&) = default;
-  Tensor(Tensor&&) noexcept = default;
-  Tensor& operator=(const Tensor&) = default;
-  Tensor& operator=(Tensor&&) noexcept = default;
   /// Records an expression that is going away (`x = x * 2`) as this tensor's new value, as
   /// `*this = Tensor(e)` does. Where no other handle shares this tensor's state, the state
   /// takes the new value itself: `x = f(x)` in a loop then makes no state per step. The
