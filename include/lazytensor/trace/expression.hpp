@@ -175,13 +175,10 @@ template <class X> Tensor record_one_by_one(const X& x) {
 template <class E> void commit_into(Tensor& dst, const E& e) {
   // One op on tensors alone is its own node; with a C++ scalar it is a fragment, one node
   // holding the scalar's value, rather than two (the op and a scalar leaf).
-  if constexpr (expr::tree<E>::ops == 1 && expr::tree<E>::scalars == 0) {
+  constexpr bool single_op = expr::tree<E>::ops == 1 && expr::tree<E>::scalars == 0;
+  if (single_op || !e.info.fusible) {
     dst = record_one_by_one(e);
-  } else {
-    if (!e.info.fusible) {
-      dst = record_one_by_one(e);
-      return;
-    }
+  } else if constexpr (!single_op) {
     using S = expr::skeleton_t<E>;
     constexpr int slots = expr::slot_count<S>;
     expr::FragmentAttrsBuilder attrs(expr::structural_hash<S>, slots);
