@@ -54,7 +54,10 @@ inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, st
   for (const OperandRef& o : in)
     if (o.meta == nullptr) op_error(op.name, in, "an operand is undefined");
   if (!in.empty()) {
-    device = in[0].device;
+    // Field by field: a Device made just before is stored a field at a time, and one load of
+    // the whole of it would wait for both stores to land (on every op traced).
+    device.kind = in[0].device.kind;
+    device.index = in[0].device.index;
     for (const OperandRef& o : in.subspan(1))
       if (o.device != device)
         op_error(op.name, in, detail::concat("operands are on different devices, ", device, " and ", o.device,
@@ -141,7 +144,9 @@ namespace detail {
 /// `dst = emit(op, inputs, attrs, out, device)`, for an assignment whose right-hand side held
 /// `passing` further handles of dst's state, which go when the assignment ends. When
 /// nothing else holds that state, the state itself takes the new pending value: no state is
-/// made, listed, unlisted and freed for what is only a new value of the same variable.
+/// made, listed, unlisted and freed for what is only a new value of the same variable. And
+/// where dst's old value is an input of the new one, the state's handle of the old node moves
+/// into the new node: its count, an atomic one, changes neither way.
 inline void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
                       const Meta& out, Device device) {
   if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
@@ -149,8 +154,34 @@ inline void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<con
     dst = emit(op, inputs, std::move(attrs), out, device);
     return;
   }
-  NodePtr node = make_node(op, std::move(attrs), input_nodes(inputs), out);
-  if (lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, node, out)) return;
+  TensorImpl& state = dst.impl();
+  const Node* const old = state.node.get();
+  std::size_t own_at = inputs.size();  // the input that is dst's old value, if any
+  NodePtr node = make_node(op, std::move(attrs), NodeInputs(inputs.size(), [&](std::size_t k) {
+                             if (own_at == inputs.size() && inputs[k].impl_ptr() == dst.impl_ptr()) {
+                               own_at = k;
+                               return borrowed_node(state.node);
+                             }
+                             return inputs[k].impl().node;
+                           }),
+                           out);
+  NodePtr replaced;  // released once the lock is let go
+  const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) {
+    if (t.node.get() != old) return false;  // rebound meanwhile (a barrier): the new node names a stale input
+    t.meta = out;
+    if (own_at < inputs.size()) own_input(node, own_at, std::move(t.node));
+    else replaced = std::move(t.node);
+    t.node = std::move(node);
+    return true;
+  });
+  if (rebound) return;
+  if (own_at < inputs.size()) {
+    if (state.node.get() != old) {
+      dst = emit(op, inputs, Attrs(node->attrs), out, device);
+      return;
+    }
+    own_input(node, own_at, NodePtr(state.node));
+  }
   dst = Tensor(new_impl(device, out, std::move(node), {}));
 }
 }  // namespace detail

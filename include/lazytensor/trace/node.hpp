@@ -158,10 +158,23 @@ inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, c
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
   const std::array<std::uint8_t, 3> order = walk_order(inputs);
-  return std::allocate_shared<const Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta, std::move(attrs));
+  // Made mutable (and handed out const) so that own_input may fill an input of a node just made.
+  return std::allocate_shared<Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta, std::move(attrs));
 }
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
   return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta);
+}
+
+/// A handle of `producer`'s node that owns nothing: an input of a node being made, which reads
+/// only its hash and op, until own_input puts an owning handle in its place.
+inline NodePtr borrowed_node(const NodePtr& producer) { return NodePtr(std::shared_ptr<void>(), producer.get()); }
+
+/// Puts `producer` in input `k` of `node`, in place of the borrowed handle of it there. Only
+/// for a node that make_node has just made and nothing else holds yet.
+inline void own_input(const NodePtr& node, std::size_t k, NodePtr&& producer) {
+  LT_CHECK(node.use_count() == 1 && node->inputs[k].get() == producer.get() && node->inputs[k].use_count() == 0,
+           "internal: own_input on a node that is shared or does not borrow that producer");
+  const_cast<NodePtr&>(node->inputs[k]) = std::move(producer);
 }
 
 /// The hash of a device_data leaf of `meta`: its shape and dtype, never its data.

@@ -98,18 +98,16 @@ class LazyContext {
     t.listed_in_.store(nullptr, std::memory_order_relaxed);
   }
 
-  /// Gives tensor `t`, listed here, the pending value `node` of `meta` in place of the one it
-  /// holds, provided exactly `handles` handles hold it: then no other code can see the state
-  /// change, and holding the list's lock keeps a barrier from taking it meanwhile. On success
-  /// `node` holds the state's old node, to be released outside the lock.
-  bool rebind_unshared(const TensorImplPtr& t, long handles, NodePtr& node, const Meta& meta) {
+  /// Runs `rebind(*t)` and returns its result, provided `t` is listed here and exactly
+  /// `handles` handles hold it (else returns false): then no other code can see the state
+  /// change, and holding the list's lock keeps a barrier from taking it meanwhile. `rebind`
+  /// runs under that lock: a few stores, no allocation, no release of a last handle.
+  template <class Rebind> bool rebind_unshared(const TensorImplPtr& t, long handles, Rebind&& rebind) {
     std::lock_guard lock(mu_);
     if (t->listed_in_.load(std::memory_order_relaxed) != this || t.use_count() != handles) return false;
     // A handle released on another thread just now: its last accesses happen before ours.
     std::atomic_thread_fence(std::memory_order_acquire);
-    std::swap(t->node, node);
-    t->meta = meta;
-    return true;
+    return rebind(*t);
   }
 
   /// The live tensors that still hold a pending value, in list order; the list starts afresh.
