@@ -172,5 +172,32 @@ TEST_F(Fragment, StructuralHashIsTheSameInTwoProcesses) {
   EXPECT_EQ(node, here.node_hash);
 }
 
+TEST_F(Fragment, ANodeHashFollowsItsScalarsClassWhateverWasTracedBefore) {
+  // Each thread remembers the digest of the attributes it last hashed for an op; values that
+  // change bits but not class (0.5 and 2, 0 and -0) and values that change class, traced in
+  // turns with other expressions, must all hash by class alone.
+  const std::vector<float> values = {0.5f, 0.f, 1.f, 2.f, -0.f, 0.5f, 1.f, 3.f, 0.f, 2.f, 1.f};
+  auto scalar_class = [](float v) { return v == 0 ? 0 : v == 1 ? 1 : 2; };
+  std::vector<hash_t> scaled, shifted;
+  for (float v : values) {
+    Tensor y = a * v;
+    Tensor z = relu(a * b + v) - v;  // another op between two of the same op, with two scalars
+    Tensor w = c * v;                // the same op on another shape
+    scaled.push_back(y.impl().node->hash);
+    shifted.push_back(z.impl().node->hash);
+    EXPECT_NE(w.impl().node->hash, y.impl().node->hash);
+  }
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      const bool same_class = scalar_class(values[i]) == scalar_class(values[j]);
+      EXPECT_EQ(scaled[i] == scaled[j], same_class) << values[i] << " and " << values[j];
+      EXPECT_EQ(shifted[i] == shifted[j], same_class) << values[i] << " and " << values[j];
+    }
+  // And the values themselves are the ones computed.
+  Tensor y = a * 3.0f;
+  std::vector<float> got = y.to_vector<float>(), in = a.to_vector<float>();
+  for (std::size_t k = 0; k < got.size(); ++k) ASSERT_EQ(got[k], in[k] * 3.0f);
+}
+
 }  // namespace
 }  // namespace lt

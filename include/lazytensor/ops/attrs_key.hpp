@@ -5,6 +5,7 @@
 // C++ scalar operand whether it is 0, 1 or another number.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
@@ -98,6 +99,41 @@ class HashWords {
   std::vector<std::int64_t> large_;
   std::size_t n_ = 0;
 };
+
+/// The hash of the structural words of `a`, the attributes of `op`. A loop traces the same
+/// attributes every step, and walking a fragment's layout to find its words costs about as
+/// much as the rest of making the node: so each thread remembers, for a few ops each, the
+/// last attributes it hashed (all their ints and the bits of their floats, of which the
+/// words are a function) and their hash.
+inline hash_t structural_digest(const OpDesc& op, const Attrs& a) {
+  constexpr std::size_t max_ints = 16, max_floats = 4, entries = 32;
+  struct Entry {
+    const OpDesc* op;
+    std::uint32_t n_ints, n_floats;
+    std::array<std::int64_t, max_ints> ints;
+    std::array<std::uint64_t, max_floats> float_bits;
+    hash_t digest;
+  };
+  auto digest = [&] {
+    HashWords words;
+    for_each_structural_word(op, a, [&](std::int64_t w) { words.put(w); });
+    return words.hash();
+  };
+  if (a.ints.size() > max_ints || a.floats.size() > max_floats) return digest();
+  static thread_local std::array<Entry, entries> memo;  // trivially constructed: no guard on access
+  Entry& e = memo[(reinterpret_cast<std::uintptr_t>(&op) * 0x9E3779B97F4A7C15u) >> (64 - std::countr_zero(entries))];
+  std::uint64_t differ = e.op != &op || e.n_ints != a.ints.size() || e.n_floats != a.floats.size();
+  for (std::size_t k = 0; k < a.ints.size(); ++k) differ |= static_cast<std::uint64_t>(e.ints[k] ^ a.ints[k]);
+  for (std::size_t k = 0; k < a.floats.size(); ++k) differ |= e.float_bits[k] ^ std::bit_cast<std::uint64_t>(a.floats[k]);
+  if (differ == 0) return e.digest;
+  e.op = &op;
+  e.n_ints = static_cast<std::uint32_t>(a.ints.size());
+  e.n_floats = static_cast<std::uint32_t>(a.floats.size());
+  std::copy(a.ints.begin(), a.ints.end(), e.ints.begin());
+  for (std::size_t k = 0; k < a.floats.size(); ++k) e.float_bits[k] = std::bit_cast<std::uint64_t>(a.floats[k]);
+  e.digest = digest();
+  return e.digest;
+}
 
 /// Appends the structural words of `a` to `words`: what a cached plan stores to check a graph
 /// against.

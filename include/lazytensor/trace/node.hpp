@@ -154,7 +154,7 @@ inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, c
   if (all_structural(op, attrs)) {
     for (std::int64_t w : attrs.ints) words.put(w);
   } else {
-    for_each_structural_word(op, attrs, [&](std::int64_t w) { words.put(w); });
+    words.put(static_cast<std::int64_t>(structural_digest(op, attrs)));
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
   const std::array<std::uint8_t, 3> order = walk_order(inputs);
