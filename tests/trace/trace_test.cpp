@@ -329,6 +329,38 @@ TEST_F(Trace, TensorsDroppedOnOtherThreadsDuringBarriersAreNeverRevived) {
   EXPECT_FLOAT_EQ(kept.to_vector<float>()[1], 7.0f);
 }
 
+// One thread rebinds the states it alone holds without the pending list's lock; a barrier on
+// another thread first makes every thread take the lock. Before, during and after that
+// hand-over, values and reused states stay right, on the thread that owned the list and on
+// the others.
+TEST_F(Trace, ABarrierOnAnotherThreadTakesOverTheListFromTheThreadThatRebindsWithoutItsLock) {
+  Tensor x = from_vector<float>({1.0f, -3.0f}, device());
+  x = x * 2.0f;  // pending: the assignments below rebind x's own state
+  const TensorImpl* state = &x.impl();
+  for (int k = 0; k < 10; ++k) x = x * 2.0f;
+  EXPECT_EQ(&x.impl(), state);
+  std::vector<float> y_read, x_read;
+  std::thread other([&] {
+    Tensor y = from_vector<float>({0.5f, 4.0f}, device());
+    y = y + 1.0f;
+    const TensorImpl* y_state = &y.impl();
+    for (int k = 0; k < 9; ++k) y = y + 1.0f;
+    EXPECT_EQ(&y.impl(), y_state);
+    sync();  // takes x as well: it is pending on the same device
+    y_read = y.to_vector<float>();
+    x_read = x.to_vector<float>();
+  });
+  other.join();
+  EXPECT_EQ(y_read, (std::vector<float>{10.5f, 14.0f}));
+  EXPECT_EQ(x_read, (std::vector<float>{2048.0f, -6144.0f}));
+  x = x * 0.5f;  // x now holds a computed leaf: a new state
+  state = &x.impl();
+  for (int k = 0; k < 10; ++k) x = x * 0.5f;
+  EXPECT_EQ(&x.impl(), state);
+  sync();
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1.0f, -3.0f}));
+}
+
 // Deeper than the stack could hold one frame per node: tracing, running, reading and
 // dropping such a graph must not recurse node by node.
 TEST_F(Trace, AChainOfHundredsOfThousandsOfOpsRunsAndIsDropped) {

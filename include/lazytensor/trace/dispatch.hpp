@@ -166,7 +166,7 @@ inline void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<con
                            }),
                            out);
   NodePtr replaced;  // released once the lock is let go
-  const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) {
+  const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) __attribute__((always_inline)) {
     if (t.node.get() != old) return false;  // rebound meanwhile (a barrier): the new node names a stale input
     t.meta = out;
     if (own_at < inputs.size()) own_input(node, own_at, std::move(t.node));

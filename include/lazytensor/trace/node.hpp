@@ -172,8 +172,6 @@ inline NodePtr borrowed_node(const NodePtr& producer) { return NodePtr(std::shar
 /// Puts `producer` in input `k` of `node`, in place of the borrowed handle of it there. Only
 /// for a node that make_node has just made and nothing else holds yet.
 inline void own_input(const NodePtr& node, std::size_t k, NodePtr&& producer) {
-  LT_CHECK(node.use_count() == 1 && node->inputs[k].get() == producer.get() && node->inputs[k].use_count() == 0,
-           "internal: own_input on a node that is shared or does not borrow that producer");
   const_cast<NodePtr&>(node->inputs[k]) = std::move(producer);
 }
 

@@ -10,9 +10,11 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "lazytensor/core/asymmetric_fence.hpp"
 #include "lazytensor/core/block_pool.hpp"
 #include "lazytensor/core/device.hpp"
 #include "lazytensor/core/ref_ptr.hpp"
@@ -100,18 +102,24 @@ class LazyContext {
 
   /// Runs `rebind(*t)` and returns its result, provided `t` is listed here and exactly
   /// `handles` handles hold it (else returns false): then no other code can see the state
-  /// change, and holding the list's lock keeps a barrier from taking it meanwhile. `rebind`
-  /// runs under that lock: a few stores, no allocation, no release of a last handle.
-  template <class Rebind> bool rebind_unshared(const TensorImplPtr& t, long handles, Rebind&& rebind) {
-    std::lock_guard lock(mu_);
-    if (t->listed_in_.load(std::memory_order_relaxed) != this || t.use_count() != handles) return false;
-    // A handle released on another thread just now: its last accesses happen before ours.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    return rebind(*t);
+  /// change, and no barrier takes the state meanwhile (see owner_). `rebind` runs with no
+  /// other thread taking this list: a few stores, no allocation, no release of a last handle.
+  template <class Rebind> [[gnu::always_inline]] bool rebind_unshared(const TensorImplPtr& t, long handles, Rebind&& rebind) {
+    if (owner_.load(std::memory_order_relaxed) == this_thread_tag()) {
+      rebinding_.store(true, std::memory_order_relaxed);
+      asymmetric_fence::light();
+      struct Done {
+        std::atomic<bool>& rebinding;
+        ~Done() { rebinding.store(false, std::memory_order_release); }
+      } done{rebinding_};
+      if (owner_.load(std::memory_order_relaxed) == this_thread_tag()) return rebind_if_unshared(t, handles, rebind);
+    }
+    return rebind_unowned(t, handles, rebind);
   }
 
   /// The live tensors that still hold a pending value, in list order; the list starts afresh.
   std::vector<TensorImplPtr> take_pending() {
+    exclude_other_owner();
     std::vector<TensorImplPtr> live;
     {
       std::lock_guard lock(mu_);
@@ -144,6 +152,50 @@ class LazyContext {
     listed_.resize(kept);
     compact_at_ = std::max(initial_compact_at, kept * 2);
   }
+
+  /// rebind_unshared on a thread that is not the owner, or was not when it began.
+  template <class Rebind> [[gnu::noinline]] bool rebind_unowned(const TensorImplPtr& t, long handles, Rebind& rebind) {
+    if (claim()) return rebind_unshared(t, handles, rebind);
+    std::lock_guard lock(mu_);
+    return rebind_if_unshared(t, handles, rebind);
+  }
+  // Inlined: its caller's lambda then runs without a call on every traced op.
+  template <class Rebind> [[gnu::always_inline]] bool rebind_if_unshared(const TensorImplPtr& t, long handles, Rebind& rebind) {
+    if (t->listed_in_.load(std::memory_order_relaxed) != this || t.use_count() != handles) return false;
+    // A handle released on another thread just now: its last accesses happen before ours.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return rebind(*t);
+  }
+
+  // A rebind on every traced op would take the lock, an atomic exchange that waits for the
+  // op's stores to land (about a tenth of an op's cost). So one thread, the owner, rebinds
+  // without it. Only take_pending on another thread could see such a rebind half done: it
+  // first makes the context shared (every thread then takes the lock, for good) and waits
+  // for a rebind in flight. Its fence is the heavy half of an asymmetric pair, the owner's
+  // the light half, so that either it sees `rebinding_` set or the owner sees the change.
+  static const void* this_thread_tag() {
+    static thread_local const char tag = 0;
+    return &tag;
+  }
+  /// Makes this thread the owner if there is none yet (and the heavy fence works here).
+  bool claim() {
+    const void* none = nullptr;
+    if (owner_.load(std::memory_order_relaxed) != nullptr) return false;
+    const void* me = asymmetric_fence::available() ? this_thread_tag() : &shared_owner;
+    return owner_.compare_exchange_strong(none, me, std::memory_order_acq_rel) && me != &shared_owner;
+  }
+  void exclude_other_owner() {
+    claim();
+    const void* owner = owner_.load(std::memory_order_acquire);
+    if (owner == this_thread_tag() || owner == &shared_owner) return;
+    owner_.store(&shared_owner, std::memory_order_seq_cst);
+    asymmetric_fence::heavy();
+    while (rebinding_.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+
+  static constexpr char shared_owner = 0;  // owner_ when every thread takes the lock
+  std::atomic<const void*> owner_{nullptr};
+  std::atomic<bool> rebinding_{false};  // the owner rebinds without the lock
 
   SpinLock mu_;  // held for a few stores per traced op
   std::vector<TensorImpl*> listed_;  // null: a hole left by a tensor that was destroyed
