@@ -165,7 +165,7 @@ inline void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<con
                              return inputs[k].impl().node;
                            }),
                            out);
-  NodePtr replaced;  // released once the lock is let go
+  NodePtr replaced;  // released after the rebind, which releases no last handle
   const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) __attribute__((always_inline)) {
     if (t.node.get() != old) return false;  // rebound meanwhile (a barrier): the new node names a stale input
     t.meta = out;
