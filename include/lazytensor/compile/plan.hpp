@@ -397,29 +397,35 @@ inline void fill_group(const Schedule& s, std::span<const OpDesc* const> ops, st
   auto idx = [](int i) { return static_cast<std::size_t>(i); };
   lookup.clear();
   group.members.reserve(positions.size());
-  auto add_member = [&](GroupMember m) {
-    lookup.add_member(m.position, static_cast<int>(group.members.size()));
-    group.members.push_back(std::move(m));
-    return static_cast<int>(group.members.size()) - 1;
+  // Members are made in place and their inputs filled there: a member built aside and moved in
+  // is read back with wide loads over the narrow stores that filled its inputs.
+  auto add_member = [&](int position, MemberRole r) -> GroupMember& {
+    lookup.add_member(position, static_cast<int>(group.members.size()));
+    GroupMember& m = group.members.emplace_back();
+    m.position = position;
+    m.role = r;
+    return m;
   };
   for (int p : positions) {
     const OpDesc& op = *ops[idx(p)];
     MemberRole r = role[idx(p)];
-    GroupMember m{p, r, {}};
+    // The inline constants it reads join first, in input order, so that the member, made
+    // next, stays where it is while its inputs are filled.
+    if (r != MemberRole::product)
+      for (int q : s.inputs[idx(p)])
+        if (lookup.member(q) < 0 && inline_constant(*ops[idx(q)], nodes[idx(q)].meta)) add_member(q, MemberRole::constant);
     // A reduction reads the full index space; a product its inputs whole; other members read
     // in their own index space.
     const Shape& reads_in = op.kind == OpKind::reduction || r == MemberRole::full ? group.shape : nodes[idx(p)].meta.shape;
+    GroupMember& m = add_member(p, r);
     for (int q : s.inputs[idx(p)]) {
-      const Meta& in = nodes[idx(q)].meta;
       if (r == MemberRole::product) {
-        m.inputs.push_back(-1 - lookup.external(group, q, in.shape));
+        m.inputs.push_back(-1 - lookup.external(group, q, nodes[idx(q)].meta.shape));
         continue;
       }
-      int k = lookup.member(q);
-      if (k < 0 && inline_constant(*ops[idx(q)], in)) k = add_member({q, MemberRole::constant, {}});
+      const int k = lookup.member(q);
       m.inputs.push_back(k >= 0 ? k : -1 - lookup.external(group, q, reads_in));
     }
-    add_member(std::move(m));
   }
 }
 
@@ -501,7 +507,11 @@ inline Plan make_plan(const Schedule& s) {
     if (p + ahead < s.order.size()) prefetch_whole_node(s.order[p + ahead]);
     const Node* node = s.order[p];
     ops.push_back(node->op);
-    plan.nodes.push_back({node->op->id, node->meta});
+    // Filled in place: a PlanNode built aside and copied in is read back with wide loads over
+    // the narrow stores that made it, a stall per node.
+    PlanNode& made = plan.nodes.emplace_back();
+    made.op = node->op->id;
+    made.meta = node->meta;
     plan.value_elements += node->meta.shape.numel();
     if (!node->is_data()) append_structural_words(*node->op, node->attrs, plan.words.flat);
     plan.words.close_list();
