@@ -21,16 +21,12 @@
 
 namespace lt::detail {
 
-/// Elements per tile of a group that reduces rows: the values passed between members stay in
-/// L1. A softmax tile holds about three such runs (its input and two members' results); at
-/// 1,024 they fit a 32 KB L1 beside what the hardware prefetchers bring in, and W2 ran about a
-/// quarter faster than with 2,048 on a CPU with that L1.
-inline constexpr std::int64_t row_loop_tile_elements = 1024;
-/// Elements per tile of a group that only maps elements. Its members read their operands from
-/// memory one after another; a longer run per member lets the hardware prefetchers reach full
-/// pace (W1 written op by op ran about a fifth faster than with 2048), and the values passed on
-/// still stay in L2.
-inline constexpr std::int64_t map_loop_tile_elements = 8192;
+/// Elements per tile: whole rows, about this many values of each member. A member reads its
+/// operands one after another, and a long run per member lets the hardware prefetchers reach
+/// full pace while the values passed on stay in L2. Here (48 KB L1 and 1 MB L2 per core) W1
+/// written op by op ran about a fifth faster than with 2,048, and W2's softmax about a tenth
+/// faster than with 1,024 (its 4,096 rows then take 512 tiles, not 4,096, each a few calls).
+inline constexpr std::int64_t row_loop_tile_elements = 8192;
 /// Elements of one-per-row values spread over their rows for one call of a member: calls
 /// on W4's batch-norm rows of 144 cost more than their arithmetic.
 inline constexpr std::int64_t row_loop_spread_elements = 1024;
@@ -87,8 +83,7 @@ class RowLoop {
   bool bind() {
     const std::int64_t row = g_.row;
     if (row < 1 || g_.rows() < 1) return false;
-    const std::int64_t tile_elements = reduces_rows() ? row_loop_tile_elements : map_loop_tile_elements;
-    tile_rows_ = std::clamp<std::int64_t>(tile_elements / row, 1, g_.rows());
+    tile_rows_ = std::clamp<std::int64_t>(row_loop_tile_elements / row, 1, g_.rows());
     for (std::size_t k = 0; k < g_.externals.size(); ++k) {
       External x = external(k);
       if (!x.one && !x.direct) x.scratch = reserve(tile_rows_ * x.per, x.operand.dtype);
@@ -335,7 +330,7 @@ class RowLoop {
   /// that result is the last to read it: the result's member then reads and writes one place
   /// (an elementwise kernel reads each element before writing it), and the result's lines are
   /// fetched from memory while the value is computed, not while the result is stored. (W2's
-  /// exp(x - m) is made in the softmax's output: its division then runs in L1.) A group's
+  /// exp(x - m) is made in the softmax's output: its division then runs in cache.) A group's
   /// results never share arena bytes with its operands (plan.hpp gives them overlapping
   /// lives), so no operand is overwritten.
   void share_result_tiles() {
@@ -373,9 +368,6 @@ class RowLoop {
 
   /// Rows whose one-per-row values are spread at once for one call of an elementwise member.
   std::int64_t spread_rows() const { return std::clamp<std::int64_t>(row_loop_spread_elements / g_.row, 1, tile_rows_); }
-
-  /// A member reduces rows (only a reduction sets the group's reduced dims).
-  bool reduces_rows() const { return g_.reduced_from >= 0; }
 
   void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
     const std::int64_t rows = r1 - r0, row = g_.row;
