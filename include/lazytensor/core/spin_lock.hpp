@@ -1,5 +1,5 @@
 #pragma once
-// A lock for sections of a few instructions taken once per traced op: an uncontended
+// A lock for sections of a few instructions taken as often as once per traced op: an uncontended
 // std::mutex costs a library call each way, this an atomic exchange and a store.
 #include <atomic>
 #include <thread>

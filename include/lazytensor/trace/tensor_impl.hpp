@@ -197,7 +197,7 @@ class LazyContext {
   std::atomic<const void*> owner_{nullptr};
   std::atomic<bool> rebinding_{false};  // the owner rebinds without the lock
 
-  SpinLock mu_;  // held for a few stores per traced op
+  SpinLock mu_;  // held for a few stores: listing, unlisting, taking, and rebinds off the owner thread
   std::vector<TensorImpl*> listed_;  // null: a hole left by a tensor that was destroyed
   std::size_t compact_at_ = initial_compact_at;
 };
