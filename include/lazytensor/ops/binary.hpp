@@ -57,7 +57,7 @@ struct Maximum {
     return a < b ? b : a;
   }
   template <class P> P packet(const P& a, const P& b) const {
-    return pk::propagate_nan(a, b, pk::pselect(pk::pcmp_lt(a, b), b, a));
+    return pk::pminmax_nan<true>(a, b);
   }
 };
 struct Minimum {
@@ -66,7 +66,7 @@ struct Minimum {
     return b < a ? b : a;
   }
   template <class P> P packet(const P& a, const P& b) const {
-    return pk::propagate_nan(a, b, pk::pselect(pk::pcmp_lt(b, a), b, a));
+    return pk::pminmax_nan<false>(a, b);
   }
 };
 /// C's fmod: the result has the sign of the dividend.

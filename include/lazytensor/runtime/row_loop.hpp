@@ -21,12 +21,15 @@
 
 namespace lt::detail {
 
-/// Elements per tile: whole rows, about this many values of each member. A member reads its
-/// operands one after another, and a long run per member lets the hardware prefetchers reach
-/// full pace while the values passed on stay in L2. Here (48 KB L1 and 1 MB L2 per core) W1
-/// written op by op ran about a fifth faster than with 2,048, and W2's softmax about a tenth
-/// faster than with 1,024 (its 4,096 rows then take 512 tiles, not 4,096, each a few calls).
+/// Elements per tile of a group that reduces rows: whole rows, about this many values of each
+/// member. Here (48 KB L1 and 1 MB L2 per core) W2's softmax ran about a tenth faster than with
+/// 1,024 (its 4,096 rows then take 512 tiles, not 4,096, each a few calls).
 inline constexpr std::int64_t row_loop_tile_elements = 8192;
+/// Elements per tile of a group that only maps. Members read their operands one after
+/// another; in short tiles every operand's stream is touched often enough that the hardware
+/// prefetchers keep them all in flight at once, as one fused loop does, and the values passed
+/// on stay in L1.
+inline constexpr std::int64_t map_loop_tile_elements = 512;
 /// Elements of one-per-row values spread over their rows for one call of a member: calls
 /// on W4's batch-norm rows of 144 cost more than their arithmetic.
 inline constexpr std::int64_t row_loop_spread_elements = 1024;
@@ -83,10 +86,17 @@ class RowLoop {
   bool bind() {
     const std::int64_t row = g_.row;
     if (row < 1 || g_.rows() < 1) return false;
-    tile_rows_ = std::clamp<std::int64_t>(row_loop_tile_elements / row, 1, g_.rows());
+    const bool reduces = std::any_of(g_.members.begin(), g_.members.end(), [&](const GroupMember& gm) {
+      return s_->order[idx(gm.position)]->op->kind == OpKind::reduction;
+    });
+    tile_rows_ = std::clamp<std::int64_t>((reduces ? row_loop_tile_elements : map_loop_tile_elements) / row, 1, g_.rows());
+    prefetch_ = !reduces;
     for (std::size_t k = 0; k < g_.externals.size(); ++k) {
       External x = external(k);
-      if (!x.one && !x.direct) x.scratch = reserve(tile_rows_ * x.per, x.operand.dtype);
+      if (!x.one && !x.direct) {
+        x.scratch = reserve(tile_rows_ * x.per, x.operand.dtype);
+        gathered_.push_back(k);
+      }
       externals_.push_back(x);
     }
     members_.resize(g_.members.size());
@@ -135,9 +145,12 @@ class RowLoop {
   void run(const Buffer& arena) {
     member_runs_.report();
     for (std::size_t i = 0; i < g_.members.size(); ++i) {
-      const int position = g_.members[i].position;
       const Member& m = members_[i];
-      if (m.materialized) (*values_)[idx(position)] = output_array(plan_, arena, position);
+      if (m.materialized) (*values_)[idx(g_.members[i].position)] = output_array(plan_, arena, g_.members[i].position);
+    }
+    place_values();
+    for (std::size_t i = 0; i < g_.members.size(); ++i) {
+      const Member& m = members_[i];
       if (m.constant) continue;
       for (const Input& in : inputs_of(m)) {
         if (in.fixed_at < 0) continue;
@@ -161,6 +174,17 @@ class RowLoop {
   }
 
  private:
+  /// Where a tile's run of values starts: in the per-thread scratch, `offset` bytes past its
+  /// base, or else at `at` plus `row_bytes` per row before the tile's first (0 for a fixed
+  /// value). Resolved once per run, so that a tile costs each member a few additions.
+  struct Place {
+    const std::byte* at = nullptr;
+    std::int64_t row_bytes = 0;
+    std::ptrdiff_t offset = -1;
+    std::byte* in_tile(std::int64_t r0, std::byte* base) const {
+      return offset >= 0 ? base + offset : const_cast<std::byte*>(at) + r0 * row_bytes;
+    }
+  };
   struct External {
     kernels::Operand operand;
     std::int64_t per;  // values per row of the tile: the row, or one
@@ -174,6 +198,7 @@ class RowLoop {
     std::ptrdiff_t filled_at = -1;   // one value per row read by a full member: its per-thread run
     std::ptrdiff_t converted_at = -1;  // read as another dtype: the per-thread place of its tile, converted
     DType from = DType::f32;           // and the dtype it is converted from
+    Place place;                       // its values in a tile (place_values)
   };
   struct Member {
     BoundKernel kernel;
@@ -186,8 +211,11 @@ class RowLoop {
     bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
     bool materialized = false, streamed = false;
     bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
+    bool one_call = false;  // maps a tile in one call, its operands read where they are
     int made_in = -1;  // the member whose result tile it is made in (share_result_tiles), or -1: its own
     std::size_t scratch = 0;
+    Place out, streamed_to;  // where a tile's values are made, and where a streamed result goes
+    std::int64_t streamed_bytes_per_row = 0;
     alignas(8) std::byte constant_value[8];
   };
 
@@ -317,11 +345,14 @@ class RowLoop {
       const Input& last = inputs_of(m).back();
       m.uniform_last = last.fixed_at >= 0 || last.filled_at >= 0;
     }
+    m.one_call = !m.reduction && !m.per_row_inputs && (!m.fixed_inputs || tile_rows_ * m.per <= kernels::chunk_size) &&
+                 std::none_of(inputs_of(m).begin(), inputs_of(m).end(), [](const Input& in) { return in.converted_at >= 0; });
     m.materialized = plan_.materialized[idx(gm.position)];
     // A result far larger than the caches is made in scratch and streamed past them: its lines
     // then need not be read from memory before being written.
     const std::int64_t bytes = n.meta.shape.numel() * static_cast<std::int64_t>(itemsize(n.meta.dtype));
     m.streamed = m.materialized && gm.role == MemberRole::full && bytes >= kernels::streaming_store_bytes;
+    m.streamed_bytes_per_row = m.per * static_cast<std::int64_t>(itemsize(n.meta.dtype));
     if (!m.materialized || m.streamed) m.scratch = reserve(tile_rows_ * m.per, n.meta.dtype);
     return true;
   }
@@ -357,13 +388,39 @@ class RowLoop {
     return false;
   }
 
-  /// The start of a tile's values of member `k` (row r0 onwards), or of external `e`.
-  std::byte* member_tile(std::size_t k, std::int64_t r0, std::byte* base) const {
-    if (members_[k].made_in >= 0) return member_tile(idx(members_[k].made_in), r0, base);
+  /// Where member k's tile of values is made: in scratch, or in place in its result.
+  Place member_place(std::size_t k) const {
+    if (members_[k].made_in >= 0) return member_place(idx(members_[k].made_in));
     const Member& m = members_[k];
-    if (!m.materialized || m.streamed) return base + m.scratch;
+    if (!m.materialized || m.streamed) return Place{nullptr, 0, static_cast<std::ptrdiff_t>(m.scratch)};
+    return result_place(k);
+  }
+  Place result_place(std::size_t k) const {
     const View& v = value(g_.members[k].position).view;
-    return v.data + r0 * m.per * static_cast<std::int64_t>(itemsize(v.dtype));
+    return Place{v.data, members_[k].per * static_cast<std::int64_t>(itemsize(v.dtype))};
+  }
+
+  /// Resolves every member's and input's Place against this run's values.
+  void place_values() {
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      Member& m = members_[i];
+      if (m.constant) continue;
+      m.out = member_place(i);
+      if (m.streamed) m.streamed_to = result_place(i);
+    }
+    for (Member& m : members_) {
+      for (Input& in : inputs_of(m)) {
+        if (in.fixed_at >= 0) {
+          in.place = Place{fixed_.data() + in.fixed_at};
+        } else if (in.member >= 0) {
+          in.place = members_[idx(in.member)].out;
+        } else {
+          const External& e = externals_[idx(in.external)];
+          in.place = e.direct ? Place{e.operand.data, e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype))}
+                              : Place{nullptr, 0, static_cast<std::ptrdiff_t>(e.scratch)};
+        }
+      }
+    }
   }
 
   /// Rows whose one-per-row values are spread at once for one call of an elementwise member.
@@ -371,38 +428,37 @@ class RowLoop {
 
   void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
     const std::int64_t rows = r1 - r0, row = g_.row;
-    // Externals read in place or gathered for this tile.
-    thread_local std::vector<const std::byte*> external_at;
-    if (external_at.size() < externals_.size()) external_at.resize(externals_.size());
-    for (std::size_t k = 0; k < externals_.size(); ++k) {
+    // The next short tile of the externals read in place is fetched while this one runs, a
+    // share before each member: the hardware prefetchers alone left W1 written op by op a
+    // fifth slower, and the whole tile at once (at 2 threads) about a seventh. A long tile is
+    // left to them: fetching one ahead in a burst stalled on full miss buffers (W2 about a
+    // tenth slower on a Zen 4 CPU).
+    const std::int64_t next_rows = prefetch_ && r1 < g_.rows() ? std::min(rows, g_.rows() - r1) : 0;
+    for (std::size_t k : gathered_) {
       const External& e = externals_[k];
-      if (e.one) continue;
-      if (e.direct) {
-        const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
-        // Read in place, with no software prefetch of the next tile: the hardware prefetchers
-        // follow the rows, and fetching a tile ahead in one burst stalled on full miss buffers
-        // (W2 about a tenth slower on a Zen 4 CPU).
-        external_at[k] = e.operand.data + r0 * row_bytes;
-        continue;
-      }
-      std::byte* slot = base + e.scratch;
       visit(e.operand.dtype, [&]<class T>(Tag<T>) {
-        kernels::load_chunk<T>(e.operand, g_.externals[k].index_space, r0 * e.per, r1 * e.per, reinterpret_cast<T*>(slot));
+        kernels::load_chunk<T>(e.operand, g_.externals[k].index_space, r0 * e.per, r1 * e.per,
+                               reinterpret_cast<T*>(base + e.scratch));
       });
-      external_at[k] = slot;
     }
     for (std::size_t i = 0; i < members_.size(); ++i) {
       const Member& m = members_[i];
+      if (next_rows > 0) prefetch_share(r1, next_rows, i);
       if (m.constant) continue;
-      std::byte* out = member_tile(i, r0, base);
+      std::byte* out = m.out.in_tile(r0, base);
+      const std::span<const Input> ins = inputs_of(m);
+      if (m.one_call) {
+        const void* src[max_inputs];
+        for (std::size_t k = 0; k < ins.size(); ++k) src[k] = ins[k].place.in_tile(r0, base);
+        (m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map)(m.kernel.state, src, out, rows * m.per);
+        if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_bytes_per_row * rows));
+        continue;
+      }
       const std::size_t out_size = itemsize(m.out_dtype), in_size = itemsize(m.kernel.input);
       const std::byte* at[max_inputs];
-      const std::span<const Input> ins = inputs_of(m);
       for (std::size_t k = 0; k < ins.size(); ++k) {
         const Input& in = ins[k];
-        at[k] = in.fixed_at >= 0 ? fixed_.data() + in.fixed_at
-                : in.member >= 0  ? member_tile(idx(in.member), r0, base)
-                                  : external_at[idx(in.external)];
+        at[k] = in.place.in_tile(r0, base);
         if (in.converted_at >= 0) {
           convert_values(in.from, at[k], m.kernel.input, base + in.converted_at, rows * in.per);
           at[k] = base + in.converted_at;
@@ -424,11 +480,21 @@ class RowLoop {
         continue;
       }
       run_map(m, rows, at, out, out_size, in_size, base);
-      if (m.streamed) {
-        const View& v = value(g_.members[i].position).view;
-        kernels::pk::stream_copy(v.data + r0 * m.per * static_cast<std::int64_t>(out_size), out,
-                                 static_cast<std::size_t>(rows * m.per) * out_size);
-      }
+      if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_bytes_per_row * rows));
+    }
+  }
+
+  /// Fetches into L1 the share of the externals read in place, rows r1 to r1 + rows, that is
+  /// fetched before member i. Always inlined: GCC takes a function that only prefetches for
+  /// one without effects and drops its calls.
+  [[gnu::always_inline]] void prefetch_share(std::int64_t r1, std::int64_t rows, std::size_t i) const {
+    const auto shares = static_cast<std::int64_t>(members_.size()), share = static_cast<std::int64_t>(i);
+    for (const External& e : externals_) {
+      if (!e.direct) continue;
+      const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
+      const std::int64_t lines = (rows * row_bytes + 63) / 64;
+      const std::byte* next = e.operand.data + r1 * row_bytes;
+      for (std::int64_t l = lines * share / shares; l < lines * (share + 1) / shares; ++l) __builtin_prefetch(next + 64 * l, 0, 3);
     }
   }
 
@@ -485,11 +551,13 @@ class RowLoop {
   const FusionGroup& g_;
   std::vector<Array>* values_;
   std::vector<External> externals_;
+  std::vector<std::size_t> gathered_;  // the externals gathered into scratch for each tile
   std::vector<Member> members_;
   std::vector<Input> inputs_;  // every member's, member by member
   OpTally member_runs_;  // a run of every member: what each run adds to the op counters
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
+  bool prefetch_ = false;  // whether a tile fetches the next one's externals read in place
   std::size_t scratch_bytes_ = 0;
 };
 

@@ -39,10 +39,24 @@ template <class P> P splat(double v) { return Eigen::internal::pset1<P>(static_c
 /// A comparison mask as the values 1 and 0, as a bool result converted to the compute type.
 template <class P> P mask_to_value(const P& mask) { return pand(mask, splat<P>(1)); }
 
-/// a where `a` is NaN, else b where `b` is NaN, else `chosen`: NaN-propagating max and min.
-template <class P> P propagate_nan(const P& a, const P& b, const P& chosen) {
-  P r = pselect(pcmp_eq(b, b), chosen, b);
-  return pselect(pcmp_eq(a, a), r, a);
+/// torch.maximum (Max) or torch.minimum of packets, as the scalar form bit for bit: a where a
+/// is NaN, else b where b is NaN, else a < b ? b : a (for the minimum, b < a ? b : a).
+template <bool Max, class P> P pminmax_nan(const P& a, const P& b) {
+#if defined(__SSE2__)
+  // Eigen's pmax(a, b) on x86 is the max instruction with its operands swapped: a < b ? b : a,
+  // and a where either is NaN. Likewise pmin.
+  const P chosen = Max ? Eigen::internal::pmax(a, b) : Eigen::internal::pmin(a, b);
+#else
+  const P chosen = Max ? pselect(pcmp_lt(a, b), b, a) : pselect(pcmp_lt(b, a), b, a);
+#endif
+#if defined(__AVX512F__)
+  // Mask registers: Eigen's compares and selects would go through vectors of all-ones lanes.
+  if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, float>)
+    return _mm512_mask_mov_ps(chosen, _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(a, a, _CMP_ORD_Q), b, b, _CMP_UNORD_Q), b);
+  if constexpr (sizeof(P) == 64 && std::is_same_v<packet_scalar_t<P>, double>)
+    return _mm512_mask_mov_pd(chosen, _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(a, a, _CMP_ORD_Q), b, b, _CMP_UNORD_Q), b);
+#endif
+  return pselect(pcmp_eq(a, a), pselect(pcmp_eq(b, b), chosen, b), a);
 }
 /// Whether every float lane of x has |x| <= bound (false for a NaN lane).
 template <class P>
