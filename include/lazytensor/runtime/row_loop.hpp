@@ -90,7 +90,6 @@ class RowLoop {
       return s_->order[idx(gm.position)]->op->kind == OpKind::reduction;
     });
     tile_rows_ = std::clamp<std::int64_t>((reduces ? row_loop_tile_elements : map_loop_tile_elements) / row, 1, g_.rows());
-    prefetch_ = !reduces;
     for (std::size_t k = 0; k < g_.externals.size(); ++k) {
       External x = external(k);
       if (!x.one && !x.direct) {
@@ -107,6 +106,7 @@ class RowLoop {
       if (!bind_member(i)) return false;
     for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
     share_result_tiles();
+    if (!reduces) share_prefetches();
     return true;
   }
 
@@ -433,7 +433,7 @@ class RowLoop {
     // fifth slower, and the whole tile at once (at 2 threads) about a seventh. A long tile is
     // left to them: fetching one ahead in a burst stalled on full miss buffers (W2 about a
     // tenth slower on a Zen 4 CPU).
-    const std::int64_t next_rows = prefetch_ && r1 < g_.rows() ? std::min(rows, g_.rows() - r1) : 0;
+    const bool prefetch = !prefetches_.empty() && r1 + tile_rows_ <= g_.rows();
     for (std::size_t k : gathered_) {
       const External& e = externals_[k];
       visit(e.operand.dtype, [&]<class T>(Tag<T>) {
@@ -443,7 +443,7 @@ class RowLoop {
     }
     for (std::size_t i = 0; i < members_.size(); ++i) {
       const Member& m = members_[i];
-      if (next_rows > 0) prefetch_share(r1, next_rows, i);
+      if (prefetch) prefetch_share(r1, i);
       if (m.constant) continue;
       std::byte* out = m.out.in_tile(r0, base);
       const std::span<const Input> ins = inputs_of(m);
@@ -484,17 +484,31 @@ class RowLoop {
     }
   }
 
-  /// Fetches into L1 the share of the externals read in place, rows r1 to r1 + rows, that is
-  /// fetched before member i. Always inlined: GCC takes a function that only prefetches for
-  /// one without effects and drops its calls.
-  [[gnu::always_inline]] void prefetch_share(std::int64_t r1, std::int64_t rows, std::size_t i) const {
-    const auto shares = static_cast<std::int64_t>(members_.size()), share = static_cast<std::int64_t>(i);
-    for (const External& e : externals_) {
-      if (!e.direct) continue;
-      const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
-      const std::int64_t lines = (rows * row_bytes + 63) / 64;
-      const std::byte* next = e.operand.data + r1 * row_bytes;
-      for (std::int64_t l = lines * share / shares; l < lines * (share + 1) / shares; ++l) __builtin_prefetch(next + 64 * l, 0, 3);
+  /// Splits the lines of a whole tile of each external read in place into one share per
+  /// member, fetched before it.
+  void share_prefetches() {
+    const auto shares = static_cast<std::int64_t>(members_.size());
+    for (std::int64_t share = 0; share < shares; ++share) {
+      prefetch_from_.push_back(prefetches_.size());
+      for (const External& e : externals_) {
+        if (!e.direct) continue;
+        const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
+        const std::int64_t lines = (tile_rows_ * row_bytes + 63) / 64;
+        const std::int64_t first = lines * share / shares, last = lines * (share + 1) / shares;
+        if (first < last) prefetches_.push_back(Prefetch{static_cast<std::size_t>(&e - externals_.data()), row_bytes, 64 * first, 64 * last});
+      }
+    }
+    prefetch_from_.push_back(prefetches_.size());
+  }
+
+  /// Fetches into L1 member i's share of the next tile (rows from r1) of the externals read in
+  /// place. Always inlined: GCC takes a function that only prefetches for one without effects
+  /// and drops its calls.
+  [[gnu::always_inline]] void prefetch_share(std::int64_t r1, std::size_t i) const {
+    for (std::size_t p = prefetch_from_[i]; p < prefetch_from_[i + 1]; ++p) {
+      const Prefetch& f = prefetches_[p];
+      const std::byte* next = externals_[f.external].operand.data + r1 * f.row_bytes;
+      for (std::int64_t at = f.first; at < f.last; at += 64) __builtin_prefetch(next + at, 0, 3);
     }
   }
 
@@ -557,7 +571,14 @@ class RowLoop {
   OpTally member_runs_;  // a run of every member: what each run adds to the op counters
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
-  bool prefetch_ = false;  // whether a tile fetches the next one's externals read in place
+  // Map-only groups: the runs of a whole tile of an external read in place that are fetched
+  // before each member, member i's from prefetch_from_[i] to prefetch_from_[i + 1].
+  struct Prefetch {
+    std::size_t external;
+    std::int64_t row_bytes, first, last;  // bytes of a row, and the run's first and end byte in the tile
+  };
+  std::vector<Prefetch> prefetches_;
+  std::vector<std::size_t> prefetch_from_;
   std::size_t scratch_bytes_ = 0;
 };
 
