@@ -113,7 +113,8 @@ template <class S> inline constexpr int slot_room = slot_count<S> > 0 ? slot_cou
 /// The slots' sources of a skeleton.
 template <class S, class T> using SourcesOf = Sources<T, slot_room<S>>;
 
-/// dst[i] = e(src..., i) for i in [0, n); `stream`: packets stored past the caches.
+/// dst[i] = e(src..., i) for i in [0, n); `stream`: packets stored past the caches (call
+/// kernels::pk::stream_fence() after).
 template <class S, class T, class Src>
 void eval_range(const Eval<S, T>& shared, const Src& shared_src, T* dst, std::int64_t n, bool stream = false) {
   // Local copies: stores to dst could alias the evaluator's scalars and the sources as far as
@@ -127,7 +128,6 @@ void eval_range(const Eval<S, T>& shared, const Src& shared_src, T* dst, std::in
       if (stream) {
         for (; i < n && reinterpret_cast<std::uintptr_t>(dst + i) % (lanes * sizeof(T)) != 0; ++i) dst[i] = e.scalar(src, i);
         for (; i + lanes <= n; i += lanes) kernels::pk::stream_store(dst + i, e.packet(src, i));
-        kernels::pk::stream_fence();
       }
       for (; i + lanes <= n; i += lanes) Eigen::internal::pstoreu(dst + i, e.packet(src, i));
     }
@@ -165,6 +165,7 @@ void run_fragment(std::span<const View> in, const View& out, const Attrs& attrs)
     if (direct && !any_per_row) {
       for (int k = 0; k < slots; ++k) src.at[k] = reinterpret_cast<const T*>(ops[static_cast<std::size_t>(input_of[k])].data) + begin;
       eval_range(eval, src, result + begin, end - begin, stream);
+      if (stream) kernels::pk::stream_fence();
       return;
     }
     if (direct) {
@@ -197,16 +198,16 @@ struct BoundFragment {
   int input_of[slot_room<S>];
   int inputs;  // how many inputs the fragment reads
 
-  static void map(const void* state, const void* const* src, void* dst, std::int64_t n) {
+  static void map(const void* state, const void* const* src, void* dst, std::int64_t n, bool stream) {
     const auto& self = *static_cast<const BoundFragment*>(state);
     SourcesOf<S, T> in;
     for (int k = 0; k < slot_count<S>; ++k) in.at[k] = static_cast<const T*>(src[self.input_of[k]]);
-    eval_range(self.eval, in, static_cast<T*>(dst), n);
+    eval_range(self.eval, in, static_cast<T*>(dst), n, stream);
   }
 
   /// map where the last input is one value (src[last] points at it), read by the slots that
   /// read that input without a run of copies of it.
-  static void map_uniform_last(const void* state, const void* const* src, void* dst, std::int64_t n) {
+  static void map_uniform_last(const void* state, const void* const* src, void* dst, std::int64_t n, bool stream) {
     const auto& self = *static_cast<const BoundFragment*>(state);
     alignas(64) T repeated[kernels::packet_lanes<T>];
     std::fill_n(repeated, kernels::packet_lanes<T>, *static_cast<const T*>(src[self.inputs - 1]));
@@ -216,7 +217,7 @@ struct BoundFragment {
       in.at[k] = uniform ? repeated : static_cast<const T*>(src[self.input_of[k]]);
       in.keep[k] = uniform ? 0 : ~std::int64_t{0};
     }
-    eval_range(self.eval, in, static_cast<T*>(dst), n);
+    eval_range(self.eval, in, static_cast<T*>(dst), n, stream);
   }
 };
 

@@ -70,11 +70,13 @@ struct TiledProduct;
 struct BoundKernel {
   static constexpr std::size_t state_bytes = 192;
   BoundKernel() {}  // NOLINT: leaves `state` uninitialised, which binding fills
-  /// Elementwise: dst[i] = op(src[0][i], src[1][i], ...) for i < n.
-  void (*map)(const void* state, const void* const* src, void* dst, std::int64_t n) = nullptr;
+  /// Elementwise: dst[i] = op(src[0][i], src[1][i], ...) for i < n; `stream`: dst is a result
+  /// far larger than the caches, its packets stored past them (call stream_fence() after).
+  using Map = void (*)(const void* state, const void* const* src, void* dst, std::int64_t n, bool stream);
+  Map map = nullptr;
   /// map where the last operand is one value for all n (src's last entry points at it); for
   /// ops with a faster form then, else nullptr.
-  void (*map_uniform_last)(const void* state, const void* const* src, void* dst, std::int64_t n) = nullptr;
+  Map map_uniform_last = nullptr;
   /// Reduction: *dst = the op's result for one row of n >= 1 contiguous values, reduced in the
   /// same chunks as the op's kernel reduces a row.
   void (*reduce)(const void* row, std::int64_t n, const Attrs& attrs, void* dst) = nullptr;

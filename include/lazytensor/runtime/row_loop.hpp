@@ -106,6 +106,10 @@ class RowLoop {
       if (!bind_member(i)) return false;
     for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
     share_result_tiles();
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      Member& m = members_[i];
+      m.stream_direct = m.streamed && m.one_call && !read_after(static_cast<int>(i), i);
+    }
     if (!reduces) share_prefetches();
     return true;
   }
@@ -212,6 +216,7 @@ class RowLoop {
     bool materialized = false, streamed = false;
     bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
     bool one_call = false;  // maps a tile in one call, its operands read where they are
+    bool stream_direct = false;  // streamed, one call, read by no later member: its packets go straight past the caches
     int made_in = -1;  // the member whose result tile it is made in (share_result_tiles), or -1: its own
     std::size_t scratch = 0;
     Place out, streamed_to;  // where a tile's values are made, and where a streamed result goes
@@ -450,7 +455,12 @@ class RowLoop {
       if (m.one_call) {
         const void* src[max_inputs];
         for (std::size_t k = 0; k < ins.size(); ++k) src[k] = ins[k].place.in_tile(r0, base);
-        (m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map)(m.kernel.state, src, out, rows * m.per);
+        const auto map = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
+        if (m.stream_direct) {
+          map(m.kernel.state, src, m.streamed_to.in_tile(r0, base), rows * m.per, true);
+          continue;
+        }
+        map(m.kernel.state, src, out, rows * m.per, false);
         if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_bytes_per_row * rows));
         continue;
       }
@@ -522,7 +532,7 @@ class RowLoop {
     auto map = [&](std::int64_t first, std::int64_t n) {
       for (std::size_t k = 0; k < ins.size(); ++k)
         if (ins[k].fixed_at < 0 && ins[k].filled_at < 0) src[k] = at[k] + first * static_cast<std::int64_t>(in_size);
-      kernel(m.kernel.state, src, out + first * static_cast<std::int64_t>(out_size), n);
+      kernel(m.kernel.state, src, out + first * static_cast<std::int64_t>(out_size), n, false);
     };
     for (std::size_t k = 0; k < ins.size(); ++k) {
       if (ins[k].fixed_at >= 0) src[k] = at[k];

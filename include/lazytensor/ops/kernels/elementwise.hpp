@@ -96,7 +96,8 @@ decltype(auto) visit_compute(DType t, F&& f) {
 /// each input. Everything else (broadcast, strides, dtypes, threads) is shared code below,
 /// so each op instantiates only this loop: that keeps the headers quick to build.
 struct ApplyFn {
-  using Loop = void (*)(const void* const* src, void* dst, std::int64_t n, const void* functor);
+  /// `stream`: dst is stored past the caches (call pk::stream_fence() after).
+  using Loop = void (*)(const void* const* src, void* dst, std::int64_t n, const void* functor, bool stream);
   Loop apply;
   DType compute;  // the type the inputs are read as
   DType result;   // the type apply writes
@@ -111,9 +112,10 @@ struct ApplyFn {
 template <class Fn, class Tc>
 concept HasWithLast = requires(const Fn& fn, Tc b) { fn.with_last(b); };
 
-/// d[i] = fn(s[0][i], ..., s[N-1][i]) for i < n, in packets where fn has a packet form.
+/// d[i] = fn(s[0][i], ..., s[N-1][i]) for i < n, in packets where fn has a packet form;
+/// `stream`: those packets stored past the caches (call pk::stream_fence() after).
 template <class Tc, std::size_t N, class Fn>
-[[gnu::always_inline]] inline void apply_each(const Fn& fn, const Tc* const* s, void* dst, std::int64_t n) {
+[[gnu::always_inline]] inline void apply_each(const Fn& fn, const Tc* const* s, void* dst, std::int64_t n, bool stream = false) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     using R = decltype(fn(s[I][0]...));
     auto* d = static_cast<R*>(dst);
@@ -122,6 +124,11 @@ template <class Tc, std::size_t N, class Fn>
     using P = packet_t<Tc>;
     if constexpr (std::is_same_v<R, Tc> && packet_lanes<Tc> > 1 &&
                   requires(const P& p) { { fn.packet((static_cast<void>(I), p)...) } -> std::same_as<P>; }) {
+      if (stream) {
+        for (; i < n && reinterpret_cast<std::uintptr_t>(d + i) % sizeof(P) != 0; ++i) d[i] = fn(s[I][i]...);
+        for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
+          pk::stream_store(d + i, fn.packet(Eigen::internal::ploadu<P>(s[I] + i)...));
+      }
       for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
         Eigen::internal::pstoreu(d + i, fn.packet(Eigen::internal::ploadu<P>(s[I] + i)...));
     }
@@ -130,17 +137,17 @@ template <class Tc, std::size_t N, class Fn>
 }
 
 template <class Tc, std::size_t N, class Fn>
-void apply_loop(const void* const* src, void* dst, std::int64_t n, const void* functor) {
+void apply_loop(const void* const* src, void* dst, std::int64_t n, const void* functor, bool stream = false) {
   const Tc* s[N];
   for (std::size_t k = 0; k < N; ++k) s[k] = static_cast<const Tc*>(src[k]);
-  apply_each<Tc, N>(*static_cast<const Fn*>(functor), s, dst, n);
+  apply_each<Tc, N>(*static_cast<const Fn*>(functor), s, dst, n, stream);
 }
 
 template <class Tc, std::size_t N, class Fn>
-void apply_uniform_last_loop(const void* const* src, void* dst, std::int64_t n, const void* functor) {
+void apply_uniform_last_loop(const void* const* src, void* dst, std::int64_t n, const void* functor, bool stream = false) {
   const Tc* s[N];
   for (std::size_t k = 0; k < N; ++k) s[k] = static_cast<const Tc*>(src[k]);
-  apply_each<Tc, N - 1>(static_cast<const Fn*>(functor)->with_last(*s[N - 1]), s, dst, n);
+  apply_each<Tc, N - 1>(static_cast<const Fn*>(functor)->with_last(*s[N - 1]), s, dst, n, stream);
 }
 
 /// The uniform-last loop of Fn over Tc, or nullptr where Fn has none.
@@ -178,11 +185,14 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
   std::size_t in_size = itemsize(f.compute), out_size = itemsize(out.dtype);
   // The last input one value per run: its faster form, where the functor has one.
   const bool uniform_last = f.apply_uniform_last != nullptr && per_row[n_in - 1];
+  // An output far larger than the caches is not read back from them: stream it.
+  const bool stream = out.numel() * static_cast<std::int64_t>(out_size) >= streaming_store_bytes;
   parallel_for_each_block(out.numel(), 1, [&](std::int64_t begin, std::int64_t end) {
     if (direct && !any_per_row) {  // one call over the block
       const void* src[max_elementwise_inputs];
       for (std::size_t k = 0; k < n_in; ++k) src[k] = ops[k].data + begin * static_cast<std::int64_t>(in_size);
-      f.apply(src, out.data + begin * static_cast<std::int64_t>(out_size), end - begin, f.functor);
+      f.apply(src, out.data + begin * static_cast<std::int64_t>(out_size), end - begin, f.functor, stream);
+      if (stream) pk::stream_fence();
       return;
     }
     if (direct) {
@@ -190,7 +200,7 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
         for_each_row_run<Tc, max_elementwise_inputs>(std::span(ops, n_in), std::span<const bool>(per_row, n_in), out.shape,
                                                      begin, end, [&](const Tc* const* src, std::int64_t b, std::int64_t n) {
           const void* s[max_elementwise_inputs] = {src[0], n_in > 1 ? src[1] : nullptr, n_in > 2 ? src[2] : nullptr};
-          (uniform_last ? f.apply_uniform_last : f.apply)(s, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
+          (uniform_last ? f.apply_uniform_last : f.apply)(s, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor, false);
         });
       });
       return;
@@ -225,10 +235,10 @@ inline void map_elements(std::span<const View> in, const View& out, const ApplyF
           });
       }
       if (result_in_place) {
-        apply(src, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor);
+        apply(src, out.data + b * static_cast<std::int64_t>(out_size), n, f.functor, false);
         continue;
       }
-      apply(src, res, n, f.functor);
+      apply(src, res, n, f.functor, false);
       visit(f.result, [&]<class R>(Tag<R>) {
         const R* r = reinterpret_cast<const R*>(res);
         visit(out.dtype, [&]<class T>(Tag<T>) {
@@ -262,12 +272,12 @@ bool elementwise_bind(std::span<const Meta> in, const Meta& out, const Attrs& at
       Fn fn = make_functor<Fn>(attrs);
       if (make_apply<Tc, N>(fn).result != out.dtype) return false;
       ::new (static_cast<void*>(into.state)) Fn(fn);
-      into.map = [](const void* state, const void* const* src, void* dst, std::int64_t n) {
-        apply_loop<Tc, N, Fn>(src, dst, n, state);
+      into.map = [](const void* state, const void* const* src, void* dst, std::int64_t n, bool stream) {
+        apply_loop<Tc, N, Fn>(src, dst, n, state, stream);
       };
       if constexpr (uniform_last_loop<Tc, N, Fn>() != nullptr)
-        into.map_uniform_last = [](const void* state, const void* const* src, void* dst, std::int64_t n) {
-          apply_uniform_last_loop<Tc, N, Fn>(src, dst, n, state);
+        into.map_uniform_last = [](const void* state, const void* const* src, void* dst, std::int64_t n, bool stream) {
+          apply_uniform_last_loop<Tc, N, Fn>(src, dst, n, state, stream);
         };
       into.input = dtype_v<Tc>;
       return true;
