@@ -78,7 +78,9 @@ case $cmd in
   bench)
     # LT_BENCH_BUILD_DIR: benchmark in a build folder of its own, apart from the tests'.
     BUILD_DIR=${LT_BENCH_BUILD_DIR:-$BUILD_DIR}
-    ensure_packages "${PACKAGES[@]}"
+    # xtensor (with xsimd) is W1's peer in bench_w1; headers only. LibTorch peers need
+    # libtorch-dev, installed by hand (BENCHMARKS.md).
+    ensure_packages "${PACKAGES[@]}" xtensor-dev libxsimd-dev
     configure -DLAZYTENSOR_BUILD_BENCHMARKS=ON
     build lazytensor_benchmarks  # the benchmarks alone: the tests need not be built to time
     mapfile -t benches < <(find "$BUILD_DIR/benchmarks" -maxdepth 1 -type f -executable -name 'bench_*' 2>/dev/null | sort)

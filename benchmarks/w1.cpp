@@ -1,8 +1,11 @@
 // W1: out = max(a*b + c, 0) * 0.5 - b over N = 2^24 floats; one evaluation = trace + barrier +
 // wait. Written op by op (the fusing scheduler makes one group of it) and as one expression
-// (one fragment), beside hand-written Eigen and the STREAM triad measured in the same run.
+// (one fragment), beside hand-written Eigen, xtensor (where the benchmark was built with it)
+// and the STREAM triad measured in the same run.
 //
 //   bench_w1 [--quick]
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +16,9 @@
 #include "common/eigen_w1.hpp"
 #include "common/stream.hpp"
 #include "common/timing.hpp"
+#if defined(LAZYTENSOR_BENCH_HAVE_XTENSOR)
+#include "common/xtensor_w1.hpp"
+#endif
 
 int main(int argc, char** argv) {
   bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
@@ -42,6 +48,9 @@ int main(int argc, char** argv) {
     bench::keep(out);
   };
   std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>(), vc = c.to_vector<float>(), hand(va.size());
+#if defined(LAZYTENSOR_BENCH_HAVE_XTENSOR)
+  bench::XtensorW1 xtensor(va, vb, vc);
+#endif
 
   std::printf("W1, N = %lld (median of 9; GB/s at 16 B/element; ratio: GB/s / STREAM)\n", static_cast<long long>(n));
   for (int threads : {2, 1}) {
@@ -53,8 +62,18 @@ int main(int argc, char** argv) {
       bench::print_row("lazytensor, op by op", 1e3 * t_ops, "ms", gb / t_ops / stream, gb / t_ops, "GB/s");
       bench::print_row("lazytensor, expression", 1e3 * t_expr, "ms", gb / t_expr / stream, gb / t_expr, "GB/s");
       bench::print_row("hand-written Eigen", 1e3 * t_eigen, "ms", gb / t_eigen / stream, gb / t_eigen, "GB/s");
+#if defined(LAZYTENSOR_BENCH_HAVE_XTENSOR)
+      double t_xtensor = bench::median_seconds([&] { xtensor.run(); }, 9);
+      bench::print_row("xtensor", 1e3 * t_xtensor, "ms", gb / t_xtensor / stream, gb / t_xtensor, "GB/s");
+      std::printf("  xtensor's time / lazytensor's: op by op %.2f, expression %.2f\n", t_xtensor / t_ops, t_xtensor / t_expr);
+#endif
     });
   }
+#if defined(LAZYTENSOR_BENCH_HAVE_XTENSOR)
+  float largest = 0;
+  for (std::size_t i = 0; i < hand.size(); ++i) largest = std::max(largest, std::abs(xtensor.out[i] - hand[i]));
+  std::printf("largest difference of xtensor's result from Eigen's: %.3g\n", static_cast<double>(largest));
+#endif
   lt::PlanStats stats = lt::debug::plan_stats({w1_op_by_op(a, b, c)});
   std::printf("plan of the op-by-op form: %d kernel(s), %lld intermediate bytes\n", stats.kernels,
               static_cast<long long>(stats.intermediate_bytes));
