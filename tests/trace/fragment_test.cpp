@@ -87,6 +87,36 @@ TEST_F(Fragment, MatchesTheOpsTracedOneByOneBitwise) {
   expect_same_bits<double>(g, want3);
 }
 
+TEST_F(Fragment, AConstantSecondOperandGivesTheBitsOfTheOpOnEveryClassOfValue) {
+  // maximum, minimum and division by a constant run in their fixed-operand forms (one max
+  // instruction where the bound is not NaN; a reciprocal product, corrected); each must give
+  // what a plain loop gives, for NaNs (of either operand), signed zeros, infinities and
+  // subnormals, in packets and in the tail (1,001 values).
+  const float inf = INFINITY, nan = NAN;
+  std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, -2.5f, inf, -inf, nan, -nan, 1e-40f, -1e-40f, 3e38f, 0.1f};
+  for (int k = 0; values.size() < 1001; ++k) values.push_back(std::ldexp(static_cast<float>((k * 7919) % 2001 - 1000) / 1000.0f, k % 60 - 30));
+  Tensor x = from_vector(values, Shape{1001}, device());
+  auto torch_max = [](float a, float b) { return a != a ? a : b != b ? b : a < b ? b : a; };
+  auto torch_min = [](float a, float b) { return a != a ? a : b != b ? b : b < a ? b : a; };
+  for (float bound : {0.0f, -0.0f, 2.5f, -inf, nan}) {
+    Tensor hi = maximum(x * 1.0f, bound), lo = minimum(x * 1.0f, bound);
+    std::vector<float> got_hi = hi.to_vector<float>(), got_lo = lo.to_vector<float>();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float want_hi = torch_max(values[i], bound), want_lo = torch_min(values[i], bound);
+      ASSERT_EQ(std::memcmp(&got_hi[i], &want_hi, sizeof(float)), 0) << "maximum(" << values[i] << ", " << bound << ")";
+      ASSERT_EQ(std::memcmp(&got_lo[i], &want_lo, sizeof(float)), 0) << "minimum(" << values[i] << ", " << bound << ")";
+    }
+  }
+  for (float divisor : {3.0f, 0.1f, -7.0f, 1e-30f, 0.0f, nan}) {
+    std::vector<float> got = (x * 1.0f / divisor).to_vector<float>();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float want = values[i] / divisor;
+      ASSERT_TRUE(std::memcmp(&got[i], &want, sizeof(float)) == 0 || (std::isnan(got[i]) && std::isnan(want)))
+          << values[i] << " / " << divisor << " gave " << got[i];
+    }
+  }
+}
+
 TEST_F(Fragment, BroadcastsStridedOperandsAndRepeatedTensors) {
   Tensor wide = randn({64, 66}, device());
   Tensor strided = wide.slice(1, 0, std::nullopt, 2);  // [64, 33], every other column

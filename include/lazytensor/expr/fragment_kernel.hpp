@@ -10,6 +10,7 @@
 #include <span>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "lazytensor/expr/fragment_attrs.hpp"
 #include "lazytensor/expr/tree.hpp"
@@ -70,16 +71,37 @@ template <class T> struct Eval<Const, T> {
   }
 };
 
+/// The type of a functor's form for a fixed last operand, where it is used.
+template <class Fn, class T, bool Used> struct LastFormOf {
+  struct type {};
+};
+template <class Fn, class T> struct LastFormOf<Fn, T, true> {
+  using type = decltype(std::declval<const Fn&>().with_last(std::declval<T>()));
+};
+
 template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T> {
   using Fn = typename std::remove_cvref_t<decltype(Op)>::functor;
+  static constexpr std::size_t arity = sizeof...(Cs);
+  // A binary op whose functor has a form for a fixed last operand (division by one divisor, a
+  // maximum with one bound) takes a constant second operand in that form, built once.
+  static constexpr bool const_last = [] {
+    if constexpr (arity == 2) return std::is_same_v<std::tuple_element_t<1, std::tuple<Cs...>>, Const> && kernels::HasWithLast<Fn, T>;
+    else return false;
+  }();
+  using LastForm = typename LastFormOf<Fn, T, const_last>::type;
   std::tuple<Eval<Cs, T>...> children;  // declared first: operands take their attributes first
   Fn fn;
+  [[no_unique_address]] LastForm fn_last;
 
   // Braced initialisation evaluates left to right, which is body order.
-  explicit Eval(FragmentAttrsReader& r, Attrs& a) : children{Eval<Cs, T>(r, a)...}, fn(make(r, a)) {}
+  explicit Eval(FragmentAttrsReader& r, Attrs& a) : children{Eval<Cs, T>(r, a)...}, fn(make(r, a)), fn_last(make_last()) {}
   static Fn make(FragmentAttrsReader& r, Attrs& a) {
     if constexpr (reads_attrs<Op>) r.next(a);
     return kernels::make_functor<Fn>(a);
+  }
+  LastForm make_last() const {
+    if constexpr (const_last) return fn.with_last(std::get<arity - 1>(children).value);
+    else return {};
   }
 
   template <class Src> T scalar(const Src& src, std::int64_t i) const {
@@ -88,7 +110,8 @@ template <const auto& Op, class... Cs, class T> struct Eval<Apply<Op, Cs...>, T>
 
   template <class Src> kernels::packet_t<T> packet(const Src& src, std::int64_t i) const {
     using P = kernels::packet_t<T>;
-    return std::apply(
+    if constexpr (const_last) return fn_last.packet(std::get<0>(children).packet(src, i));
+    else return std::apply(
         [&](const auto&... c) {
           if constexpr (requires { fn.packet(c.packet(src, i)...); }) {
             return fn.packet(c.packet(src, i)...);
