@@ -353,8 +353,9 @@ class RowLoop {
     m.one_call = !m.reduction && !m.per_row_inputs && (!m.fixed_inputs || tile_rows_ * m.per <= kernels::chunk_size) &&
                  std::none_of(inputs_of(m).begin(), inputs_of(m).end(), [](const Input& in) { return in.converted_at >= 0; });
     m.materialized = plan_.materialized[idx(gm.position)];
-    // A result far larger than the caches is made in scratch and streamed past them: its lines
-    // then need not be read from memory before being written.
+    // A result far larger than the caches is streamed past them, so that its lines need not be
+    // read from memory before being written: stored from the member's packets where it takes
+    // one call and no later member reads it (stream_direct), else made in scratch and copied.
     const std::int64_t bytes = n.meta.shape.numel() * static_cast<std::int64_t>(itemsize(n.meta.dtype));
     m.streamed = m.materialized && gm.role == MemberRole::full && bytes >= kernels::streaming_store_bytes;
     m.streamed_bytes_per_row = m.per * static_cast<std::int64_t>(itemsize(n.meta.dtype));
@@ -432,7 +433,7 @@ class RowLoop {
   std::int64_t spread_rows() const { return std::clamp<std::int64_t>(row_loop_spread_elements / g_.row, 1, tile_rows_); }
 
   void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
-    const std::int64_t rows = r1 - r0, row = g_.row;
+    const std::int64_t rows = r1 - r0;
     // The next short tile of the externals read in place is fetched while this one runs, a
     // share before each member: the hardware prefetchers alone left W1 written op by op a
     // fifth slower, and the whole tile at once (at 2 threads) about a seventh. A long tile is
@@ -461,36 +462,39 @@ class RowLoop {
           continue;
         }
         map(m.kernel.state, src, out, rows * m.per, false);
-        if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_bytes_per_row * rows));
-        continue;
+      } else {
+        run_member(m, rows, r0, out, base);
       }
-      const std::size_t out_size = itemsize(m.out_dtype), in_size = itemsize(m.kernel.input);
-      const std::byte* at[max_inputs];
-      for (std::size_t k = 0; k < ins.size(); ++k) {
-        const Input& in = ins[k];
-        at[k] = in.place.in_tile(r0, base);
-        if (in.converted_at >= 0) {
-          convert_values(in.from, at[k], m.kernel.input, base + in.converted_at, rows * in.per);
-          at[k] = base + in.converted_at;
-        }
-      }
-      if (m.reduction) {
-        const DType out_dtype = m.out_dtype;
-        for (std::int64_t r = 0; r < rows; ++r) {
-          std::byte* dst = out + r * static_cast<std::int64_t>(out_size);
-          const std::byte* row_values = at[0] + r * row * static_cast<std::int64_t>(in_size);
-          if (m.kernel.result == out_dtype) {
-            m.kernel.reduce(row_values, row, *m.attrs, dst);
-            continue;
-          }
-          alignas(8) std::byte result[8];
-          m.kernel.reduce(row_values, row, *m.attrs, result);
-          convert_values(m.kernel.result, result, out_dtype, dst, 1);
-        }
-        continue;
-      }
-      run_map(m, rows, at, out, out_size, in_size, base);
       if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_bytes_per_row * rows));
+    }
+  }
+
+  /// Runs member m over a tile of `rows` rows from r0 into `out` where one call does not: its
+  /// operands converted, its one-per-row values spread, or its rows reduced.
+  void run_member(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out, std::byte* base) const {
+    const std::int64_t row = g_.row;
+    const std::span<const Input> ins = inputs_of(m);
+    const std::size_t out_size = itemsize(m.out_dtype), in_size = itemsize(m.kernel.input);
+    const std::byte* at[max_inputs];
+    for (std::size_t k = 0; k < ins.size(); ++k) {
+      const Input& in = ins[k];
+      at[k] = in.place.in_tile(r0, base);
+      if (in.converted_at >= 0) {
+        convert_values(in.from, at[k], m.kernel.input, base + in.converted_at, rows * in.per);
+        at[k] = base + in.converted_at;
+      }
+    }
+    if (!m.reduction) return run_map(m, rows, at, out, out_size, in_size, base);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      std::byte* dst = out + r * static_cast<std::int64_t>(out_size);
+      const std::byte* row_values = at[0] + r * row * static_cast<std::int64_t>(in_size);
+      if (m.kernel.result == m.out_dtype) {
+        m.kernel.reduce(row_values, row, *m.attrs, dst);
+        continue;
+      }
+      alignas(8) std::byte result[8];
+      m.kernel.reduce(row_values, row, *m.attrs, result);
+      convert_values(m.kernel.result, result, m.out_dtype, dst, 1);
     }
   }
 
