@@ -50,8 +50,8 @@ struct Pow {
     }
   }
 };
-/// Maximum (Max) or Minimum (Fn) with one fixed second operand b, bit for bit: where b is not
-/// NaN, a packet takes one max (min) instruction, which gives a where a is NaN.
+/// Fn, Maximum (Max true) or Minimum, with one fixed second operand b, bit for bit: where b is
+/// not NaN, a packet takes one max (or min) instruction, which gives a where a is NaN.
 template <class Fn, bool Max, class T> struct MinMaxWith {
   T b;
   T operator()(T a) const { return Fn{}(a, b); }
