@@ -194,6 +194,7 @@ class RowLoop {
     std::int64_t per;  // values per row of the tile: the row, or one
     bool one, direct;
     std::size_t scratch;  // gathered: its place in the per-thread scratch
+    std::int64_t row_bytes() const { return per * static_cast<std::int64_t>(itemsize(operand.dtype)); }
   };
   struct Input {
     int member = -1, external = -1;  // its source
@@ -220,7 +221,6 @@ class RowLoop {
     int made_in = -1;  // the member whose result tile it is made in (share_result_tiles), or -1: its own
     std::size_t scratch = 0;
     Place out, streamed_to;  // where a tile's values are made, and where a streamed result goes
-    std::int64_t streamed_bytes_per_row = 0;
     alignas(8) std::byte constant_value[8];
   };
 
@@ -358,7 +358,6 @@ class RowLoop {
     // one call and no later member reads it (stream_direct), else made in scratch and copied.
     const std::int64_t bytes = n.meta.shape.numel() * static_cast<std::int64_t>(itemsize(n.meta.dtype));
     m.streamed = m.materialized && gm.role == MemberRole::full && bytes >= kernels::streaming_store_bytes;
-    m.streamed_bytes_per_row = m.per * static_cast<std::int64_t>(itemsize(n.meta.dtype));
     if (!m.materialized || m.streamed) m.scratch = reserve(tile_rows_ * m.per, n.meta.dtype);
     return true;
   }
@@ -422,7 +421,7 @@ class RowLoop {
           in.place = members_[idx(in.member)].out;
         } else {
           const External& e = externals_[idx(in.external)];
-          in.place = e.direct ? Place{e.operand.data, e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype))}
+          in.place = e.direct ? Place{e.operand.data, e.row_bytes()}
                               : Place{nullptr, 0, static_cast<std::ptrdiff_t>(e.scratch)};
         }
       }
@@ -465,7 +464,7 @@ class RowLoop {
       } else {
         run_member(m, rows, r0, out, base);
       }
-      if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_bytes_per_row * rows));
+      if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_to.row_bytes * rows));
     }
   }
 
@@ -506,7 +505,7 @@ class RowLoop {
       prefetch_from_.push_back(prefetches_.size());
       for (const External& e : externals_) {
         if (!e.direct) continue;
-        const std::int64_t row_bytes = e.per * static_cast<std::int64_t>(itemsize(e.operand.dtype));
+        const std::int64_t row_bytes = e.row_bytes();
         const std::int64_t lines = (tile_rows_ * row_bytes + 63) / 64;
         const std::int64_t first = lines * share / shares, last = lines * (share + 1) / shares;
         if (first < last) prefetches_.push_back(Prefetch{static_cast<std::size_t>(&e - externals_.data()), row_bytes, 64 * first, 64 * last});
