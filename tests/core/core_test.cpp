@@ -80,6 +80,19 @@ TEST(Buffer, SixtyFourByteAligned) {
   for (std::size_t k = 0; k < 128; ++k) EXPECT_EQ(z.data()[k], std::byte{0});
 }
 
+TEST(Buffer, LargeBlocksStartOnAHugePageBoundary) {
+  // Sizes at the threshold and past it, uneven ones included, each freed and taken again.
+  for (std::size_t bytes : {detail::huge_block_bytes, detail::huge_block_bytes + 100, std::size_t{9} << 20}) {
+    for (int round = 0; round < 2; ++round) {
+      Buffer b(bytes);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % detail::huge_page_bytes, 0u) << bytes;
+      b.data()[bytes - 1] = std::byte{1};  // the whole block is usable
+    }
+  }
+  Buffer below(detail::huge_block_bytes - 64);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(below.data()) % buffer_alignment, 0u);
+}
+
 TEST(Device, NamesAndEquality) {
   EXPECT_EQ(device().str(), "lazy:0");
   EXPECT_EQ(cpu.str(), "cpu");
