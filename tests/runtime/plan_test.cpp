@@ -41,6 +41,35 @@ TEST(Plan, W1WrittenOpByOpIsOneKernelWithNoIntermediates) {
   expect_plan_matches_reference({out, total}, "W1 + sum");
 }
 
+// Values a group only passes on are made in the tile of the value they are computed from,
+// where no later member reads that value: a value still read later keeps its own tile.
+TEST(Plan, ChainedValuesShareATileOnlyWhereNothingLaterReadsTheOlderOne) {
+  const std::int64_t n = 5003;  // several tiles and a tail
+  Tensor a = randn({n}, device()), b = randn({n}, device());
+  Tensor d = randn({n}, device(), DType::f64);
+  sync();
+  Tensor s = a * b;
+  Tensor t = s + 1.0f;        // s is read again below: t must not overwrite it
+  Tensor u = t * s;           // t is read by nothing later: u may be made over it
+  Tensor w = maximum(u, s);   // u and s read for the last time: w made over u
+  Tensor e = d * 2.0 + w;     // wider values, w converted; e made in wide's tile
+  Tensor out = w * 0.5f - a, wide = e - d;
+  PlanStats stats = debug::plan_stats({out, wide});
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.intermediate_bytes, 0);
+  const std::int64_t row_loops = metrics::counter("RowLoopGroups");
+  expect_plan_matches_reference({out, wide}, "chained values");
+  EXPECT_EQ(metrics::counter("RowLoopGroups") - row_loops, 1) << "the group ran in the row loop";
+  std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>(), vo = out.to_vector<float>();
+  std::vector<double> vd = d.to_vector<double>(), vw = wide.to_vector<double>();
+  // Beside the bit-for-bit check, a plain loop (which the compiler may contract into FMAs).
+  for (std::size_t j = 0; j < va.size(); ++j) {
+    const float sj = va[j] * vb[j], uj = (sj + 1.0f) * sj, wj = std::max(uj, sj);
+    ASSERT_NEAR(vo[j], wj * 0.5f - va[j], 1e-5f * (1.0f + std::abs(wj))) << j;
+    ASSERT_NEAR(vw[j], (vd[j] * 2.0 + static_cast<double>(wj)) - vd[j], 1e-12 * (1.0 + std::abs(vd[j]))) << j;
+  }
+}
+
 TEST(Plan, W1AsOneExpressionIsOneKernelWithNoIntermediates) {
   Tensor a = rand({4096}, device()), b = rand({4096}, device()), c = rand({4096}, device());
   sync();

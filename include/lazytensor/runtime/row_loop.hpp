@@ -26,10 +26,12 @@ namespace lt::detail {
 /// 1,024 (its 4,096 rows then take 512 tiles, not 4,096, each a few calls).
 inline constexpr std::int64_t row_loop_tile_elements = 8192;
 /// Elements per tile of a group that only maps. Members read their operands one after
-/// another; in short tiles every operand's stream is touched often enough that the hardware
-/// prefetchers keep them all in flight at once, as one fused loop does, and the values passed
-/// on stay in L1.
-inline constexpr std::int64_t map_loop_tile_elements = 512;
+/// another; in short tiles the values passed on stay in L1, and the tile two ahead, fetched
+/// in shares while this one runs, keeps every operand's stream in flight at once, as one
+/// fused loop does. Here W1 written op by op ran about a seventh faster than with 512-element
+/// tiles fetched one ahead; 256 cost more calls than it saved, 1,024 overflowed L1.
+inline constexpr std::int64_t map_loop_tile_elements = 384;
+inline constexpr std::int64_t map_loop_prefetch_tiles = 2;
 /// Elements of one-per-row values spread over their rows for one call of a member: calls
 /// on W4's batch-norm rows of 144 cost more than their arithmetic.
 inline constexpr std::int64_t row_loop_spread_elements = 1024;
@@ -105,7 +107,7 @@ class RowLoop {
     for (std::size_t i = 0; i < g_.members.size(); ++i)
       if (!bind_member(i)) return false;
     for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
-    share_result_tiles();
+    share_tiles();
     for (std::size_t i = 0; i < members_.size(); ++i) {
       Member& m = members_[i];
       m.stream_direct = m.streamed && m.one_call && !read_after(static_cast<int>(i), i);
@@ -218,7 +220,7 @@ class RowLoop {
     bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
     bool one_call = false;  // maps a tile in one call, its operands read where they are
     bool stream_direct = false;  // streamed, one call, read by no later member: its packets go straight past the caches
-    int made_in = -1;  // the member whose result tile it is made in (share_result_tiles), or -1: its own
+    int made_in = -1;  // the member whose tile it is made in (share_tiles), or -1: its own
     std::size_t scratch = 0;
     Place out, streamed_to;  // where a tile's values are made, and where a streamed result goes
     alignas(8) std::byte constant_value[8];
@@ -362,23 +364,33 @@ class RowLoop {
     return true;
   }
 
-  /// A value the group only passes on is made in the tile of a result computed from it, where
-  /// that result is the last to read it: the result's member then reads and writes one place
-  /// (an elementwise kernel reads each element before writing it), and the result's lines are
-  /// fetched from memory while the value is computed, not while the result is stored. (W2's
-  /// exp(x - m) is made in the softmax's output: its division then runs in cache.) A group's
-  /// results never share arena bytes with its operands (plan.hpp gives them overlapping
-  /// lives), so no operand is overwritten.
-  void share_result_tiles() {
+  /// Members share tiles where an elementwise kernel may read and write one place (it reads
+  /// each element before writing it), the value read being read by no later member:
+  /// - A value the group only passes on is made in the tile of the value it is computed from,
+  ///   so that a chain of such values (W1 written op by op) keeps one tile hot in L1, not one
+  ///   per member.
+  /// - A value the group only passes on is made in the tile of a result computed from it: the
+  ///   result's lines are then fetched from memory while the value is computed, not while the
+  ///   result is stored. (W2's exp(x - m) is made in the softmax's output: its division then
+  ///   runs in cache.) A group's results never share arena bytes with its operands (plan.hpp
+  ///   gives them overlapping lives), so no operand is overwritten.
+  void share_tiles() {
+    auto shares = [&](const Member& value, const Member& m, int k, std::size_t i) {
+      return !value.materialized && !value.constant && !value.reduction && value.per == m.per &&
+             itemsize(value.out_dtype) == itemsize(m.out_dtype) && !read_after(k, i);
+    };
     for (std::size_t i = 0; i < members_.size(); ++i) {
-      const Member& m = members_[i];
-      if (!m.materialized || m.streamed || m.reduction || m.constant) continue;
+      Member& m = members_[i];
+      if (m.reduction || m.constant || (m.materialized && m.streamed)) continue;
       for (const Input& in : inputs_of(m)) {
         if (in.member < 0) continue;
         Member& value = members_[idx(in.member)];
-        if (value.materialized || value.constant || value.reduction || value.made_in >= 0 || value.per != m.per ||
-            itemsize(value.out_dtype) != itemsize(m.out_dtype) || read_after(in.member, i))
-          continue;
+        if (!shares(value, m, in.member, i)) continue;
+        if (!m.materialized) {
+          m.made_in = in.member;  // a chain: in the place the value is made in, its own or not
+          break;
+        }
+        if (value.made_in >= 0) continue;  // made in a chain's tile already
         value.made_in = static_cast<int>(i);
         break;
       }
@@ -433,12 +445,13 @@ class RowLoop {
 
   void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
     const std::int64_t rows = r1 - r0;
-    // The next short tile of the externals read in place is fetched while this one runs, a
-    // share before each member: the hardware prefetchers alone left W1 written op by op a
-    // fifth slower, and the whole tile at once (at 2 threads) about a seventh. A long tile is
-    // left to them: fetching one ahead in a burst stalled on full miss buffers (W2 about a
-    // tenth slower on a Zen 4 CPU).
-    const bool prefetch = !prefetches_.empty() && r1 + tile_rows_ <= g_.rows();
+    // A short tile of the externals read in place, map_loop_prefetch_tiles ahead, is fetched
+    // while this one runs, a share before each member: the hardware prefetchers alone left W1
+    // written op by op a fifth slower, and the whole tile at once (at 2 threads) about a
+    // seventh. A long tile is left to them: fetching one ahead in a burst stalled on full miss
+    // buffers (W2 about a tenth slower on a Zen 4 CPU).
+    const std::int64_t ahead = r1 + (map_loop_prefetch_tiles - 1) * tile_rows_;
+    const bool prefetch = !prefetches_.empty() && ahead + tile_rows_ <= g_.rows();
     for (std::size_t k : gathered_) {
       const External& e = externals_[k];
       visit(e.operand.dtype, [&]<class T>(Tag<T>) {
@@ -448,7 +461,7 @@ class RowLoop {
     }
     for (std::size_t i = 0; i < members_.size(); ++i) {
       const Member& m = members_[i];
-      if (prefetch) prefetch_share(r1, i);
+      if (prefetch) prefetch_share(ahead, i);
       if (m.constant) continue;
       std::byte* out = m.out.in_tile(r0, base);
       const std::span<const Input> ins = inputs_of(m);
@@ -514,13 +527,13 @@ class RowLoop {
     prefetch_from_.push_back(prefetches_.size());
   }
 
-  /// Fetches into L1 member i's share of the next tile (rows from r1) of the externals read in
-  /// place. Always inlined: GCC takes a function that only prefetches for one without effects
-  /// and drops its calls.
-  [[gnu::always_inline]] void prefetch_share(std::int64_t r1, std::size_t i) const {
+  /// Fetches into L1 member i's share of the tile from row r of the externals read in place.
+  /// Always inlined: GCC takes a function that only prefetches for one without effects and
+  /// drops its calls.
+  [[gnu::always_inline]] void prefetch_share(std::int64_t r, std::size_t i) const {
     for (std::size_t p = prefetch_from_[i]; p < prefetch_from_[i + 1]; ++p) {
       const Prefetch& f = prefetches_[p];
-      const std::byte* next = externals_[f.external].operand.data + r1 * f.row_bytes;
+      const std::byte* next = externals_[f.external].operand.data + r * f.row_bytes;
       for (std::int64_t at = f.first; at < f.last; at += 64) __builtin_prefetch(next + at, 0, 3);
     }
   }
