@@ -107,6 +107,10 @@ class RowLoop {
     for (std::size_t i = 0; i < g_.members.size(); ++i)
       if (!bind_member(i)) return false;
     for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
+    last_reader_.assign(members_.size(), -1);
+    for (std::size_t i = 0; i < members_.size(); ++i)
+      for (const Input& in : inputs_of(members_[i]))
+        if (in.member >= 0) last_reader_[idx(in.member)] = static_cast<std::ptrdiff_t>(i);
     share_tiles();
     for (std::size_t i = 0; i < members_.size(); ++i) {
       Member& m = members_[i];
@@ -387,7 +391,9 @@ class RowLoop {
         Member& value = members_[idx(in.member)];
         if (!shares(value, m, in.member, i)) continue;
         if (!m.materialized) {
-          m.made_in = in.member;  // a chain: in the place the value is made in, its own or not
+          // A chain: made where its first value is, named directly, so that placing a chain of
+          // 100 values (W5) is not 100 walks back along it.
+          m.made_in = value.made_in >= 0 ? value.made_in : in.member;
           break;
         }
         if (value.made_in >= 0) continue;  // made in a chain's tile already
@@ -398,12 +404,7 @@ class RowLoop {
   }
 
   /// Whether a member after member `last` reads member `k`.
-  bool read_after(int k, std::size_t last) const {
-    for (std::size_t j = last + 1; j < members_.size(); ++j)
-      for (const Input& in : inputs_of(members_[j]))
-        if (in.member == k) return true;
-    return false;
-  }
+  bool read_after(int k, std::size_t last) const { return last_reader_[idx(k)] > static_cast<std::ptrdiff_t>(last); }
 
   /// Where member k's tile of values is made: in scratch, or in place in its result.
   Place member_place(std::size_t k) const {
@@ -594,6 +595,7 @@ class RowLoop {
   std::vector<std::size_t> gathered_;  // the externals gathered into scratch for each tile
   std::vector<Member> members_;
   std::vector<Input> inputs_;  // every member's, member by member
+  std::vector<std::ptrdiff_t> last_reader_;  // for each member, the last member that reads it, or -1
   OpTally member_runs_;  // a run of every member: what each run adds to the op counters
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
