@@ -29,7 +29,7 @@ inline constexpr std::int64_t row_loop_tile_elements = 8192;
 /// another; in short tiles the values passed on stay in L1, and the tile two ahead, fetched
 /// in shares while this one runs, keeps every operand's stream in flight at once, as one
 /// fused loop does. Here W1 written op by op ran about a seventh faster than with 512-element
-/// tiles fetched one ahead; 256 cost more calls than it saved, 1,024 overflowed L1.
+/// tiles fetched one ahead; 256 cost more calls than it saved, and 1,024 was slower still.
 inline constexpr std::int64_t map_loop_tile_elements = 384;
 inline constexpr std::int64_t map_loop_prefetch_tiles = 2;
 /// Elements of one-per-row values spread over their rows for one call of a member: calls
