@@ -1,7 +1,8 @@
 #pragma once
 // Arrays for the bandwidth limit on huge pages, where the kernel gives them: lazytensor's large
 // buffers ask for them, so a limit measured on ordinary pages (a TLB miss per 4 KiB) would be
-// a low bar (STREAM's triad read about 5% more on huge pages at 1 thread here).
+// a low bar (STREAM's triad read about 5% more on huge pages at 1 thread here). Not
+// lt::Buffer: the LibTorch peers measure the same limit and build as C++17.
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
