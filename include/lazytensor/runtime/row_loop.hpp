@@ -379,7 +379,10 @@ class RowLoop {
   ///   runs in cache.) A group's results never share arena bytes with its operands (plan.hpp
   ///   gives them overlapping lives), so no operand is overwritten.
   void share_tiles() {
-    auto shares = [&](const Member& value, const Member& m, int k, std::size_t i) {
+    // Whether member i, reading member k, may share k's place: k's value is only passed on,
+    // is as wide as i's, and is read by no member after i.
+    auto shares = [&](int k, std::size_t i) {
+      const Member &value = members_[idx(k)], &m = members_[i];
       return !value.materialized && !value.constant && !value.reduction && value.per == m.per &&
              itemsize(value.out_dtype) == itemsize(m.out_dtype) && !read_after(k, i);
     };
@@ -387,9 +390,8 @@ class RowLoop {
       Member& m = members_[i];
       if (m.reduction || m.constant || (m.materialized && m.streamed)) continue;
       for (const Input& in : inputs_of(m)) {
-        if (in.member < 0) continue;
+        if (in.member < 0 || !shares(in.member, i)) continue;
         Member& value = members_[idx(in.member)];
-        if (!shares(value, m, in.member, i)) continue;
         if (!m.materialized) {
           // A chain: made where its first value is, named directly, so that placing a chain of
           // 100 values (W5) is not 100 walks back along it.
