@@ -51,6 +51,7 @@ LT_GRAD_TEST(neg) { return unary([](const Tensor& x) { return -x; }); }
 LT_GRAD_TEST(abs) { return unary([](const Tensor& x) { return abs(x); }); }
 LT_GRAD_TEST(exp) { return unary([](const Tensor& x) { return exp(x); }); }
 LT_GRAD_TEST(log) { return unary([](const Tensor& x) { return log(x); }, 0.3, 3); }
+LT_GRAD_TEST(log2) { return unary([](const Tensor& x) { return log2(x); }, 0.2, 3); }
 LT_GRAD_TEST(log1p) { return unary([](const Tensor& x) { return log1p(x); }, -0.7, 2); }
 LT_GRAD_TEST(expm1) { return unary([](const Tensor& x) { return expm1(x); }); }
 LT_GRAD_TEST(sqrt) { return unary([](const Tensor& x) { return sqrt(x); }, 0.3, 3); }
@@ -115,6 +116,7 @@ LT_GRAD_TEST(minimum) {
   return c;
 }
 LT_GRAD_TEST(fmod) { return binary([](const Tensor& a, const Tensor& b) { return fmod(a, b); }, -3, 3, 0.7, 1.3, 0.8); }
+LT_GRAD_TEST(hypot) { return binary([](const Tensor& a, const Tensor& b) { return hypot(a, b); }, 0.5, 2, -2, -0.5); }
 LT_GRAD_TEST(atan2) { return binary([](const Tensor& a, const Tensor& b) { return atan2(a, b); }, -2, 2, 0.5, 2); }
 LT_GRAD_TEST(where) {
   Ref cond = random_ref({2, 3}, DType::boolean, 5);

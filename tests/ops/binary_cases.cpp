@@ -176,6 +176,11 @@ LT_OP_TEST(fmod) {
                ref2([](double x, double y) { return std::fmod(x, y); }, f32, fa, fb)});
   return c;
 }
+LT_OP_TEST(hypot) {
+  BinarySpec s{[](double a, double b) { return std::hypot(a, b); }, Result::floating};
+  return binary_cases([](const auto& a, const auto& b) { return lt::hypot(a, b); }, s);
+}
+
 LT_OP_TEST(atan2) {
   BinarySpec s{[](double a, double b) { return std::atan2(a, b); }, Result::floating};
   return binary_cases([](const auto& a, const auto& b) { return lt::atan2(a, b); }, s);

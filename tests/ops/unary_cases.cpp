@@ -97,6 +97,10 @@ LT_OP_TEST(exp) {
   return c;
 }
 LT_OP_TEST(log) { return float_op_cases([](const Tensor& x) { return x.log(); }, [](double x) { return std::log(x); }, 0.01, 9); }
+LT_OP_TEST(log2) {
+  return float_op_cases([](const Tensor& x) { return lt::log2(x); }, [](double x) { return std::log2(x); }, 0.01, 9);
+}
+
 LT_OP_TEST(log1p) {
   CaseList c = float_op_cases([](const Tensor& x) { return lt::log1p(x); }, [](double x) { return std::log1p(x); }, -0.99, 9);
   // Close to 0 log1p keeps precision that log(1 + x) loses.

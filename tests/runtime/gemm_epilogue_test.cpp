@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <lazytensor/lazytensor.hpp>
+#include <lazytensor/runtime/barrier.hpp>  // the runtime's internals, tested here
 
 #include "plan_oracle.hpp"
 

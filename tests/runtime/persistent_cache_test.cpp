@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <lazytensor/lazytensor.hpp>
+#include <lazytensor/runtime/barrier.hpp>  // the runtime's internals, tested here
 
 extern char** environ;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <lazytensor/lazytensor.hpp>
+#include <lazytensor/runtime/barrier.hpp>  // the runtime's internals, tested here
 
 namespace lt::oracle {
 

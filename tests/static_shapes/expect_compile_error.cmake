@@ -1,6 +1,12 @@
-# cmake -DBUILD_DIR=... -DTARGET=... -DSOURCE=... -P expect_compile_error.cmake
-# Passes when building TARGET fails and the output holds each `// expect: ` text of SOURCE.
-execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --target "${TARGET}"
+# cmake -DCOMPILER=... -DFLAGS=<flags.rsp> -DSOURCE=... -DSTAMP=... [-DDEPFILE=...] -P expect_compile_error.cmake
+# Passes, and writes STAMP, when compiling SOURCE with -fsyntax-only fails and the output holds
+# each `// expect: ` text of SOURCE. DEPFILE: where the compiler lists the headers it read.
+file(REMOVE "${STAMP}")
+set(depfile_args "")
+if(DEPFILE)
+  set(depfile_args -MD -MT "${STAMP}" -MF "${DEPFILE}")
+endif()
+execute_process(COMMAND "${COMPILER}" "@${FLAGS}" -fsyntax-only ${depfile_args} "${SOURCE}"
                 RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
 if(result EQUAL 0)
   message(FATAL_ERROR "${SOURCE} compiled, but it must not")
@@ -16,4 +22,4 @@ foreach(line IN LISTS expectations)
     message(FATAL_ERROR "the compiler's output lacks \"${text}\":\n${output}")
   endif()
 endforeach()
-message(STATUS "${SOURCE}: fails to compile as expected")
+file(TOUCH "${STAMP}")

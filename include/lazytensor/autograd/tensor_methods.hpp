@@ -1,11 +1,12 @@
 #pragma once
-// lt::Tensor's reverse-mode methods (declared in trace/tensor.hpp).
+// lt::Tensor's reverse-mode methods (declared in trace/tensor.hpp), defined once per program:
+// included by the implementation (lazytensor/implementation.hpp), never by a file of its own.
 #include "lazytensor/autograd/engine.hpp"
 #include "lazytensor/autograd/record.hpp"
 
 namespace lt {
 
-inline Tensor& Tensor::requires_grad_(bool requires_grad) {
+Tensor& Tensor::requires_grad_(bool requires_grad) {
   TensorImpl& t = impl();
   if (!requires_grad) {
     if (t.autograd && t.autograd->grad_fn)
@@ -23,23 +24,23 @@ inline Tensor& Tensor::requires_grad_(bool requires_grad) {
   return *this;
 }
 
-inline bool Tensor::requires_grad() const { return impl().autograd != nullptr; }
+bool Tensor::requires_grad() const { return impl().autograd != nullptr; }
 
-inline bool Tensor::is_leaf() const { return !impl().autograd || !impl().autograd->grad_fn; }
+bool Tensor::is_leaf() const { return !impl().autograd || !impl().autograd->grad_fn; }
 
-inline const Tensor& Tensor::grad() const {
+const Tensor& Tensor::grad() const {
   static const Tensor none;
   const std::shared_ptr<AutogradMeta>& m = impl().autograd;
   return m ? m->grad : none;
 }
 
-inline Tensor& Tensor::mutable_grad() {
+Tensor& Tensor::mutable_grad() {
   const std::shared_ptr<AutogradMeta>& m = impl().autograd;
   if (!m) fail("mutable_grad: the tensor does not require grad (operands: ", describe(*this), ")");
   return m->grad;
 }
 
-inline void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   detail::backward(*this, gradient, retain_graph);
 }
 

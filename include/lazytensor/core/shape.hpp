@@ -145,4 +145,7 @@ inline int wrap_dim(std::int64_t dim, int rank) {
   return static_cast<int>(dim < 0 ? dim + r : dim);
 }
 
+/// A 1-d shape of no elements: the shape that cat skips, as PyTorch does.
+inline bool is_legacy_empty(const Shape& s) { return s.rank() == 1 && s[0] == 0; }
+
 }  // namespace lt

@@ -11,7 +11,7 @@
 
 #include "lazytensor/data/example.hpp"
 #include "lazytensor/data/prefetcher.hpp"
-#include "lazytensor/runtime/barrier.hpp"
+#include "lazytensor/runtime/api.hpp"
 #include "lazytensor/runtime/values.hpp"
 
 namespace lt::data {

@@ -16,7 +16,7 @@
 #include "lazytensor/core/hash.hpp"
 #include "lazytensor/core/scalar.hpp"
 #include "lazytensor/ops/elementwise_rules.hpp"
-#include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/ops/declarations.hpp"
 
 namespace lt::expr {
 
@@ -102,18 +102,19 @@ namespace detail {
 template <class S> struct steps_of;
 template <int K> struct steps_of<Slot<K>> {
   static constexpr int count = 1;
-  static constexpr void write(FragmentStep*& out) { *out++ = {nullptr, nullptr, static_cast<std::int16_t>(K), false}; }
+  static constexpr void write(FragmentStep*& out) { *out++ = {nullptr, OpId{}, nullptr, static_cast<std::int16_t>(K), false}; }
 };
 template <> struct steps_of<Const> {
   static constexpr int count = 1;
-  static constexpr void write(FragmentStep*& out) { *out++ = {&leaf::scalar, nullptr, -1, true}; }
+  static constexpr void write(FragmentStep*& out) { *out++ = {&leaf::scalar, OpId::scalar, nullptr, -1, true}; }
 };
 template <const auto& Op, class... Cs> struct steps_of<Apply<Op, Cs...>> {
-  using rule = typename std::remove_cvref_t<decltype(Op)>::rule;
+  using desc = std::remove_cvref_t<decltype(Op)>;
+  using rule = typename desc::rule;
   static constexpr int count = 1 + (0 + ... + steps_of<Cs>::count);
   static constexpr void write(FragmentStep*& out) {
     (steps_of<Cs>::write(out), ...);
-    *out++ = {&Op, &rule::template compute<Meta>, -1, reads_attrs<Op>};
+    *out++ = {&Op, desc::op_id, &rule::template compute<Meta>, -1, reads_attrs<Op>};
   }
 };
 }  // namespace detail
@@ -147,7 +148,7 @@ template <class S>
 inline constexpr hash_t structural_hash = [] {
   hash_t h = static_combine(0, static_cast<std::uint64_t>(OpId::fragment));
   for (const FragmentStep& s : body<S>)
-    h = static_combine(h, s.op ? static_cast<std::uint64_t>(s.op->id) : 0x10000u + static_cast<std::uint64_t>(s.slot));
+    h = static_combine(h, s.op ? static_cast<std::uint64_t>(s.id) : 0x10000u + static_cast<std::uint64_t>(s.slot));
   return h;
 }();
 

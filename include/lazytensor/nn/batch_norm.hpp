@@ -2,6 +2,7 @@
 // BatchNorm1d ([N, C] or [N, C, L]) and BatchNorm2d ([N, C, H, W]): batch statistics while
 // training, which also update the running statistics (buffers); those in eval mode.
 #include "lazytensor/nn/module.hpp"
+#include "lazytensor/trace/functions/creation.hpp"
 #include "lazytensor/trace/functions/nn.hpp"
 
 namespace lt::nn {

@@ -1,6 +1,7 @@
 #pragma once
 // LayerNorm over the trailing dims `normalized_shape`.
 #include "lazytensor/nn/module.hpp"
+#include "lazytensor/trace/functions/creation.hpp"
 #include "lazytensor/trace/functions/nn.hpp"
 
 namespace lt::nn {

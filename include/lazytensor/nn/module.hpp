@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "lazytensor/autograd/grad_mode.hpp"
-#include "lazytensor/autograd/tensor_methods.hpp"
 #include "lazytensor/runtime/values.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 

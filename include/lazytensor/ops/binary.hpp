@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "lazytensor/ops/elementwise_rules.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/binary_grad.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 
@@ -95,6 +96,7 @@ struct Fmod {
     }
   }
 };
+struct Hypot { template <class T> T operator()(T a, T b) const { return std::hypot(a, b); } };
 struct Atan2 { template <class T> T operator()(T a, T b) const { return std::atan2(a, b); } };
 struct Eq {
   template <class T> bool operator()(T a, T b) const { return a == b; }
@@ -140,27 +142,7 @@ struct NoBoolOperands : rules::Promote<> {
   }
 };
 
-inline constexpr auto add = with_grad(elementwise_op<2, Add, rules::Promote<>>(OpId::add, "add"), &grad::rule::add);
-inline constexpr auto sub = with_grad(elementwise_op<2, Sub, NoBoolOperands>(OpId::sub, "sub"), &grad::rule::sub);
-inline constexpr auto mul = with_grad(elementwise_op<2, Mul, rules::Promote<>>(OpId::mul, "mul"), &grad::rule::mul);
-inline constexpr auto div = with_grad(elementwise_op<2, Div, rules::ToFloat>(OpId::div, "div"), &grad::rule::div);
-inline constexpr auto pow = with_grad(elementwise_op<2, Pow, rules::Promote<>>(OpId::pow, "pow"), &grad::rule::pow);
-inline constexpr auto maximum = with_grad(elementwise_op<2, Maximum, rules::Promote<>>(OpId::maximum, "maximum"), &grad::rule::maximum);
-inline constexpr auto minimum = with_grad(elementwise_op<2, Minimum, rules::Promote<>>(OpId::minimum, "minimum"), &grad::rule::minimum);
-inline constexpr auto fmod = with_grad(elementwise_op<2, Fmod, IntOrFloat>(OpId::fmod, "fmod"), &grad::rule::fmod);
-inline constexpr auto atan2 = with_grad(elementwise_op<2, Atan2, rules::ToFloat>(OpId::atan2, "atan2"), &grad::rule::atan2);
-inline constexpr auto eq = with_grad(elementwise_op<2, Eq, rules::ToBool>(OpId::eq, "eq"), &not_differentiable);
-inline constexpr auto ne = with_grad(elementwise_op<2, Ne, rules::ToBool>(OpId::ne, "ne"), &not_differentiable);
-inline constexpr auto lt = with_grad(elementwise_op<2, Lt, rules::ToBool>(OpId::lt, "lt"), &not_differentiable);
-inline constexpr auto le = with_grad(elementwise_op<2, Le, rules::ToBool>(OpId::le, "le"), &not_differentiable);
-inline constexpr auto gt = with_grad(elementwise_op<2, Gt, rules::ToBool>(OpId::gt, "gt"), &not_differentiable);
-inline constexpr auto ge = with_grad(elementwise_op<2, Ge, rules::ToBool>(OpId::ge, "ge"), &not_differentiable);
-inline constexpr auto logical_and = with_grad(elementwise_op<2, LogicalAnd, rules::ToBool>(OpId::logical_and, "logical_and"), &not_differentiable);
-inline constexpr auto logical_or = with_grad(elementwise_op<2, LogicalOr, rules::ToBool>(OpId::logical_or, "logical_or"), &not_differentiable);
-inline constexpr auto where = with_grad(elementwise_op<3, Where, rules::Select>(OpId::where, "where"), &grad::rule::where);
-
-inline constexpr auto all = std::to_array<const OpDesc*>({&add, &sub, &mul, &div, &pow, &maximum, &minimum, &fmod,
-                                        &atan2, &eq, &ne, &lt, &le, &gt, &ge, &logical_and,
-                                        &logical_or, &where});
+LT_BINARY_TABLE(LT_BINARY_DESCRIPTOR)
+LT_TERNARY_TABLE(LT_TERNARY_DESCRIPTOR)
 
 }  // namespace lt::binary

@@ -13,6 +13,14 @@ void set_binary(GradContext& c, Ga&& ga, Gb&& gb) {
   if (c.needs_grad(1)) c.set(1, sum_to(gb(), c.input(1).shape()));
 }
 
+/// A binary op's gradient rule written in its op table line: the gradients of a and b from
+/// a, b, the output y and its gradient g, e.g. `LT_GRAD_AB(g * b, g * a)`.
+#define LT_GRAD_AB(ga, gb)                                                                                   \
+  [](::lt::GradContext& c) {                                                                               \
+    [[maybe_unused]] const ::lt::GradValue &a = c.input(0), &b = c.input(1), &y = c.output, &g = c.grad;   \
+    ::lt::grad::rule::set_binary(c, [&] { return ga; }, [&] { return gb; });                               \
+  }
+
 // a, b: the operands, y: the output, g: the output's gradient.
 #define LT_BINARY_RULE(op, ga, gb)                                                                        \
   inline void op(GradContext& c) {                                                                        \

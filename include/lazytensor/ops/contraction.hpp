@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "lazytensor/ops/contraction_grad.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/convolution.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/elementwise_rules.hpp"
@@ -116,14 +118,12 @@ inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs
 
 inline constexpr TiledProduct matmul_tiled{&matmul_fits_tiles, &matmul_geometry, &matmul_tiles};
 
-inline constexpr OpDesc matmul{.id = OpId::matmul,
+LT_DEFINE_OP(matmul, OpDesc{.id = OpId::matmul,
                                .name = "matmul",
                                .kind = OpKind::contraction,
                                .arity = 2,
                                .infer = &matmul_infer,
                                .kernel = &matmul_kernel,
                                .grad = &grad::rule::matmul,
-                               .tiled = &matmul_tiled};
-inline constexpr std::array all = {&matmul, &conv2d, &conv2d_input_grad, &conv2d_weight_grad};
-
+                               .tiled = &matmul_tiled});
 }  // namespace lt::contraction

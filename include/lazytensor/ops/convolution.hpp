@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "lazytensor/ops/contraction_grad.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
@@ -436,21 +438,21 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
 
 inline constexpr TiledProduct conv2d_tiled{&conv2d_fits_tiles, &conv2d_geometry, &conv2d_tiles};
 
-inline constexpr OpDesc conv2d{.id = OpId::conv2d,
+LT_DEFINE_OP(conv2d, OpDesc{.id = OpId::conv2d,
                                .name = "conv2d",
                                .kind = OpKind::contraction,
                                .arity = 2,
                                .infer = &conv2d_infer,
                                .kernel = &conv2d_kernel,
                                .grad = &grad::rule::conv2d,
-                               .tiled = &conv2d_tiled};
-inline constexpr OpDesc conv2d_input_grad{OpId::conv2d_input_grad,        "conv2d_input_grad",
+                               .tiled = &conv2d_tiled});
+LT_DEFINE_OP(conv2d_input_grad, OpDesc{OpId::conv2d_input_grad,        "conv2d_input_grad",
                                           OpKind::contraction,            2,
                                           &conv2d_input_grad_infer,       &conv2d_input_grad_kernel,
-                                          nullptr,                        &grad::rule::conv2d_input_grad};
-inline constexpr OpDesc conv2d_weight_grad{OpId::conv2d_weight_grad,        "conv2d_weight_grad",
+                                          nullptr,                        &grad::rule::conv2d_input_grad});
+LT_DEFINE_OP(conv2d_weight_grad, OpDesc{OpId::conv2d_weight_grad,        "conv2d_weight_grad",
                                            OpKind::contraction,             2,
                                            &conv2d_weight_grad_infer,       &conv2d_weight_grad_kernel,
-                                           nullptr,                         &grad::rule::conv2d_weight_grad};
+                                           nullptr,                         &grad::rule::conv2d_weight_grad});
 
 }  // namespace lt::contraction

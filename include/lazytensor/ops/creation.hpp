@@ -10,6 +10,9 @@
 #include <type_traits>
 
 #include "lazytensor/core/random.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/random_attrs.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 
@@ -164,19 +167,6 @@ inline void eye_kernel(std::span<const View>, const View& out, const Attrs&) {
 // Box-Muller pair of normals. attrs: ints {dtype, seed, offset, shape...}; randint adds
 // {low, high} before the shape.
 
-inline constexpr std::size_t seed_slot = 1, offset_slot = 2;
-
-/// How many elements of `op` with dtype t one Philox block gives.
-inline std::int64_t elements_per_block(const OpDesc& op, DType t) {
-  return op.id == OpId::rand && t == DType::f32 ? 4 : 2;
-}
-
-/// The number of Philox blocks a call of `op` producing `out` draws.
-inline std::int64_t blocks_drawn(const OpDesc& op, const Meta& out) {
-  std::int64_t per = elements_per_block(op, out.dtype);
-  return (out.shape.numel() + per - 1) / per;
-}
-
 /// For each block b of the call, in parallel: emit(words of b, first element, element count).
 template <class Emit>
 void fill_blocks(const View& out, const Attrs& a, std::int64_t per_block, Emit emit) {
@@ -272,19 +262,17 @@ inline void randint_kernel(std::span<const View>, const View& out, const Attrs& 
 
 // The seed and the offset are data: each call draws anew without a new plan.
 inline constexpr std::uint8_t random_value_ints = (1u << seed_slot) | (1u << offset_slot);
-inline constexpr OpDesc full{OpId::full, "full", OpKind::creation, 0, &full_infer, &full_kernel,
-                             nullptr, nullptr, {}, /*value_ints=*/0b10};
-inline constexpr OpDesc arange{OpId::arange, "arange", OpKind::creation, 0, &arange_infer, &arange_kernel};
-inline constexpr OpDesc linspace{OpId::linspace, "linspace", OpKind::creation, 0, &linspace_infer, &linspace_kernel};
-inline constexpr OpDesc eye{OpId::eye, "eye", OpKind::creation, 0, &eye_infer, &eye_kernel};
-inline constexpr OpDesc rand{OpId::rand, "rand", OpKind::creation, 0, &float_random_infer, &rand_kernel,
-                              nullptr, nullptr, {}, random_value_ints};
-inline constexpr OpDesc randn{OpId::randn, "randn", OpKind::creation, 0, &float_random_infer, &randn_kernel,
-                              nullptr, nullptr, {}, random_value_ints};
+LT_DEFINE_OP(full, OpDesc{OpId::full, "full", OpKind::creation, 0, &full_infer, &full_kernel,
+                             nullptr, nullptr, {}, /*value_ints=*/0b10});
+LT_DEFINE_OP(arange, OpDesc{OpId::arange, "arange", OpKind::creation, 0, &arange_infer, &arange_kernel});
+LT_DEFINE_OP(linspace, OpDesc{OpId::linspace, "linspace", OpKind::creation, 0, &linspace_infer, &linspace_kernel});
+LT_DEFINE_OP(eye, OpDesc{OpId::eye, "eye", OpKind::creation, 0, &eye_infer, &eye_kernel});
+LT_DEFINE_OP(rand, OpDesc{OpId::rand, "rand", OpKind::creation, 0, &float_random_infer, &rand_kernel,
+                              nullptr, nullptr, {}, random_value_ints});
+LT_DEFINE_OP(randn, OpDesc{OpId::randn, "randn", OpKind::creation, 0, &float_random_infer, &randn_kernel,
+                              nullptr, nullptr, {}, random_value_ints});
 // randint's bounds {low, high} (ints 3 and 4) are data as well.
-inline constexpr OpDesc randint{OpId::randint, "randint", OpKind::creation, 0, &randint_infer, &randint_kernel,
-                                nullptr, nullptr, {}, random_value_ints | 0b11000};
-
-inline constexpr std::array all = {&full, &arange, &linspace, &eye, &rand, &randn, &randint};
+LT_DEFINE_OP(randint, OpDesc{OpId::randint, "randint", OpKind::creation, 0, &randint_infer, &randint_kernel,
+                                nullptr, nullptr, {}, random_value_ints | 0b11000});
 
 }  // namespace lt::creation

@@ -95,6 +95,7 @@ using ComputeFn = DType (*)(std::span<const Meta> in, DType out);
 /// that `reads_attrs` takes its attributes, in step order, from the fragment node's attributes.
 struct FragmentStep {
   const OpDesc* op;           // nullptr: tensor operand `slot`
+  OpId id;                    // op's id, known where op's value is not (its definition is elsewhere)
   ComputeFn compute;          // ops only
   std::int16_t slot;          // tensor operands only
   bool reads_attrs;
@@ -124,7 +125,7 @@ struct OpDesc {
   BindFn bind = nullptr;
 };
 
-/// `d` with its gradient rule: `inline constexpr auto exp = with_grad(elementwise_op<...>(...), &rule);`
+/// `d` with its gradient rule `rule`.
 template <class Desc>
 constexpr Desc with_grad(Desc d, GradFn rule) {
   d.grad = rule;

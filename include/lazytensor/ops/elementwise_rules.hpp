@@ -94,18 +94,20 @@ Meta elementwise_infer(std::span<const Meta> in, const Attrs&) {
 
 /// The descriptor of an elementwise op: an OpDesc that also names, as types, its functor and
 /// dtype rule, so that expression templates can fuse the op from its table entry alone.
-template <class Fn, class Rule, std::size_t N>
+template <class Fn, class Rule, std::size_t N, OpId Id>
 struct ElementwiseDesc : OpDesc {
   using functor = Fn;
   using rule = Rule;
   static constexpr std::size_t operand_count = N;
+  static constexpr OpId op_id = Id;  // readable where the descriptor's value is not
 };
 
-/// Descriptor of an elementwise op with N tensor operands; `infer` replaces the broadcast
-/// rule for ops whose attributes take part in promotion (clamp).
-template <std::size_t N, class Fn, class Rule>
-constexpr ElementwiseDesc<Fn, Rule, N> elementwise_op(OpId id, std::string_view name,
-                                                      InferFn infer = &elementwise_infer<Rule>) {
+/// Descriptor of an elementwise op with N tensor operands. A functor with a static `infer`
+/// replaces the broadcast rule (ops whose attributes take part in promotion: clamp).
+template <std::size_t N, class Fn, class Rule, OpId id>
+constexpr ElementwiseDesc<Fn, Rule, N, id> elementwise_op(std::string_view name) {
+  InferFn infer = &elementwise_infer<Rule>;
+  if constexpr (requires { &Fn::infer; }) infer = &Fn::infer;
   OpDesc d{id, name, OpKind::elementwise, static_cast<int>(N), infer, &kernels::elementwise_kernel<Fn, Rule, N>};
   d.bind = &kernels::elementwise_bind<Fn, Rule, N>;
   return {d};

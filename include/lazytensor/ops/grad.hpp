@@ -91,34 +91,21 @@ inline GradValue binary(OpId id, const GradValue& a, const GradValue& b) { retur
 inline GradValue binary(OpId id, const GradValue& a, double b) { return apply(id, {a, scalar(*a.builder, b)}); }
 inline GradValue binary(OpId id, double a, const GradValue& b) { return apply(id, {scalar(*b.builder, a), b}); }
 
-#define LT_GRAD_UNARY(op) \
+// The table's plain unary ops and its binary ops, on gradient values: grad::exp(x), grad::pow(a, 2).
+#define LT_GRAD_UNARY_plain(op) \
   inline GradValue op(const GradValue& x) { return unary(OpId::op, x); }
-LT_GRAD_UNARY(neg)
-LT_GRAD_UNARY(exp)
-LT_GRAD_UNARY(log)
-LT_GRAD_UNARY(sin)
-LT_GRAD_UNARY(cos)
-LT_GRAD_UNARY(tanh)
-LT_GRAD_UNARY(erf)
-LT_GRAD_UNARY(sigmoid)
-LT_GRAD_UNARY(sign)
-LT_GRAD_UNARY(abs)
-LT_GRAD_UNARY(floor)
-LT_GRAD_UNARY(ceil)
+#define LT_GRAD_UNARY_custom(op)
+#define LT_GRAD_UNARY(op, number, Fn, Rule, face, ...) LT_GRAD_UNARY_##face(op)
+LT_UNARY_TABLE(LT_GRAD_UNARY)
 #undef LT_GRAD_UNARY
+#undef LT_GRAD_UNARY_plain
+#undef LT_GRAD_UNARY_custom
 
-#define LT_GRAD_BINARY(op)                                                                             \
+#define LT_GRAD_BINARY(op, ...)                                                                        \
   inline GradValue op(const GradValue& a, const GradValue& b) { return binary(OpId::op, a, b); }       \
   inline GradValue op(const GradValue& a, double b) { return binary(OpId::op, a, b); }                 \
   inline GradValue op(double a, const GradValue& b) { return binary(OpId::op, a, b); }
-LT_GRAD_BINARY(pow)
-LT_GRAD_BINARY(eq)
-LT_GRAD_BINARY(ne)
-LT_GRAD_BINARY(lt)
-LT_GRAD_BINARY(le)
-LT_GRAD_BINARY(gt)
-LT_GRAD_BINARY(ge)
-LT_GRAD_BINARY(logical_and)
+LT_BINARY_TABLE(LT_GRAD_BINARY)
 #undef LT_GRAD_BINARY
 
 inline GradValue where(const GradValue& c, const GradValue& a, const GradValue& b) { return apply(OpId::where, {c, a, b}); }

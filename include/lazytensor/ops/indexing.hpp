@@ -8,6 +8,8 @@
 #include <type_traits>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/indexing_grad.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 
@@ -150,13 +152,11 @@ inline void scatter_add_kernel(std::span<const View> in, const View& out, const 
   }
 }
 
-inline constexpr OpDesc index_select{OpId::index_select, "index_select", OpKind::movement, 2, &index_select_infer,
-                                     &index_select_kernel, nullptr, &grad::rule::index_select};
-inline constexpr OpDesc gather{OpId::gather, "gather", OpKind::movement, 2, &gather_infer, &gather_kernel, nullptr,
-                               &grad::rule::gather};
-inline constexpr OpDesc scatter_add{OpId::scatter_add, "scatter_add", OpKind::movement, 3, &scatter_add_infer,
-                                    &scatter_add_kernel, nullptr, &grad::rule::scatter_add};
-
-inline constexpr std::array all = {&index_select, &gather, &scatter_add};
+LT_DEFINE_OP(index_select, OpDesc{OpId::index_select, "index_select", OpKind::movement, 2, &index_select_infer,
+                                     &index_select_kernel, nullptr, &grad::rule::index_select});
+LT_DEFINE_OP(gather, OpDesc{OpId::gather, "gather", OpKind::movement, 2, &gather_infer, &gather_kernel, nullptr,
+                               &grad::rule::gather});
+LT_DEFINE_OP(scatter_add, OpDesc{OpId::scatter_add, "scatter_add", OpKind::movement, 3, &scatter_add_infer,
+                                    &scatter_add_kernel, nullptr, &grad::rule::scatter_add});
 
 }  // namespace lt::indexing

@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/grad.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
@@ -37,14 +39,12 @@ inline bool cast_view(std::span<const View> in, const Attrs& a, View& out) {
   return true;
 }
 
-inline constexpr OpDesc device_data{OpId::device_data, "device_data", OpKind::leaf, 0, &no_infer, nullptr};
+LT_DEFINE_OP(device_data, OpDesc{OpId::device_data, "device_data", OpKind::leaf, 0, &no_infer, nullptr});
 // Its value is data: a graph that differs only in it reuses its plan (but 0 and 1 fold).
-inline constexpr OpDesc scalar{OpId::scalar, "scalar", OpKind::creation, 0, &scalar_infer, &scalar_kernel,
-                               nullptr, nullptr, {}, /*value_ints=*/0b10, /*folds_special_values=*/true};
+LT_DEFINE_OP(scalar, OpDesc{OpId::scalar, "scalar", OpKind::creation, 0, &scalar_infer, &scalar_kernel,
+                               nullptr, nullptr, {}, /*value_ints=*/0b10, /*folds_special_values=*/true});
 /// A cast's gradient is the output's, cast back (by the autograd layer) to the input's dtype.
 inline void cast_grad(GradContext& c) { c.set(0, c.grad); }
-inline constexpr OpDesc cast{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view, &cast_grad};
-
-inline constexpr std::array all = {&device_data, &scalar, &cast};
+LT_DEFINE_OP(cast, OpDesc{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view, &cast_grad});
 
 }  // namespace lt::leaf

@@ -7,6 +7,8 @@
 #include <numeric>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/ops/movement_grad.hpp"
@@ -173,7 +175,6 @@ inline void flip_kernel(std::span<const View> in, const View& out, const Attrs& 
 
 // cat. attrs.ints: {dim}, non-negative. Inputs of shape [0] are skipped, as PyTorch does for
 // legacy empty tensors; the result has the promoted dtype of all inputs.
-inline bool is_legacy_empty(const Shape& s) { return s.rank() == 1 && s[0] == 0; }
 inline Meta cat_infer(std::span<const Meta> in, const Attrs& a) {
   LT_CHECK(!in.empty(), "expected a non-empty list of tensors");
   DType t = in[0].dtype;
@@ -287,22 +288,20 @@ inline void triu_kernel(std::span<const View> in, const View& out, const Attrs& 
   triangle_kernel(in[0], out, a.ints[0], false);
 }
 
-inline constexpr OpDesc reshape{OpId::reshape, "reshape", OpKind::movement, 1, &reshape_infer, &reshape_kernel,
-                                &reshape_view, &grad::rule::reshape};
-inline constexpr OpDesc permute{OpId::permute, "permute", OpKind::movement, 1, &permute_infer,
-                                &copy_view<&permute_view>, &permute_view, &grad::rule::permute};
-inline constexpr OpDesc expand{OpId::expand, "expand", OpKind::movement, 1, &expand_infer, &copy_view<&expand_view>,
-                               &expand_view, &grad::rule::expand};
-inline constexpr OpDesc slice{OpId::slice, "slice", OpKind::movement, 1, &slice_infer, &copy_view<&slice_view>,
-                              &slice_view, &grad::rule::slice};
-inline constexpr OpDesc cat{OpId::cat, "cat", OpKind::movement, -1, &cat_infer, &cat_kernel, nullptr, &grad::rule::cat};
-inline constexpr OpDesc pad{OpId::pad, "pad", OpKind::movement, 1, &pad_infer, &pad_kernel, nullptr, &grad::rule::pad};
-inline constexpr OpDesc flip{OpId::flip, "flip", OpKind::movement, 1, &flip_infer, &flip_kernel, nullptr, &grad::rule::flip};
-inline constexpr OpDesc tril{OpId::tril, "tril", OpKind::movement, 1, &triangle_infer, &tril_kernel, nullptr, &grad::rule::tril};
-inline constexpr OpDesc triu{OpId::triu, "triu", OpKind::movement, 1, &triangle_infer, &triu_kernel, nullptr, &grad::rule::triu};
-inline constexpr OpDesc contiguous{OpId::contiguous, "contiguous", OpKind::movement, 1, &same_meta_infer,
-                                   &contiguous_kernel, &contiguous_view, &grad::rule::contiguous};
-
-inline constexpr std::array all = {&reshape, &permute, &expand, &slice, &cat, &pad, &flip, &tril, &triu, &contiguous};
+LT_DEFINE_OP(reshape, OpDesc{OpId::reshape, "reshape", OpKind::movement, 1, &reshape_infer, &reshape_kernel,
+                                &reshape_view, &grad::rule::reshape});
+LT_DEFINE_OP(permute, OpDesc{OpId::permute, "permute", OpKind::movement, 1, &permute_infer,
+                                &copy_view<&permute_view>, &permute_view, &grad::rule::permute});
+LT_DEFINE_OP(expand, OpDesc{OpId::expand, "expand", OpKind::movement, 1, &expand_infer, &copy_view<&expand_view>,
+                               &expand_view, &grad::rule::expand});
+LT_DEFINE_OP(slice, OpDesc{OpId::slice, "slice", OpKind::movement, 1, &slice_infer, &copy_view<&slice_view>,
+                              &slice_view, &grad::rule::slice});
+LT_DEFINE_OP(cat, OpDesc{OpId::cat, "cat", OpKind::movement, -1, &cat_infer, &cat_kernel, nullptr, &grad::rule::cat});
+LT_DEFINE_OP(pad, OpDesc{OpId::pad, "pad", OpKind::movement, 1, &pad_infer, &pad_kernel, nullptr, &grad::rule::pad});
+LT_DEFINE_OP(flip, OpDesc{OpId::flip, "flip", OpKind::movement, 1, &flip_infer, &flip_kernel, nullptr, &grad::rule::flip});
+LT_DEFINE_OP(tril, OpDesc{OpId::tril, "tril", OpKind::movement, 1, &triangle_infer, &tril_kernel, nullptr, &grad::rule::tril});
+LT_DEFINE_OP(triu, OpDesc{OpId::triu, "triu", OpKind::movement, 1, &triangle_infer, &triu_kernel, nullptr, &grad::rule::triu});
+LT_DEFINE_OP(contiguous, OpDesc{OpId::contiguous, "contiguous", OpKind::movement, 1, &same_meta_infer,
+                                   &contiguous_kernel, &contiguous_view, &grad::rule::contiguous});
 
 }  // namespace lt::movement

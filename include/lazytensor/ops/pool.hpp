@@ -11,6 +11,8 @@
 #endif
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
@@ -479,17 +481,15 @@ inline void adaptive_kernel(std::span<const View> in, const View& out, const Att
   });
 }
 
-inline constexpr OpDesc max_pool2d{OpId::max_pool2d, "max_pool2d", OpKind::window, 1, &window_infer, &max_pool2d_kernel,
-                                   nullptr, &grad::rule::max_pool2d};
-inline constexpr OpDesc avg_pool2d{OpId::avg_pool2d, "avg_pool2d", OpKind::window, 1, &window_infer, &avg_pool2d_kernel,
-                                   nullptr, &grad::rule::avg_pool2d};
-inline constexpr OpDesc adaptive_avg_pool2d{OpId::adaptive_avg_pool2d, "adaptive_avg_pool2d", OpKind::window, 1,
-                                            &adaptive_infer, &adaptive_kernel, nullptr, &grad::rule::adaptive_avg_pool2d};
+LT_DEFINE_OP(max_pool2d, OpDesc{OpId::max_pool2d, "max_pool2d", OpKind::window, 1, &window_infer, &max_pool2d_kernel,
+                                   nullptr, &grad::rule::max_pool2d});
+LT_DEFINE_OP(avg_pool2d, OpDesc{OpId::avg_pool2d, "avg_pool2d", OpKind::window, 1, &window_infer, &avg_pool2d_kernel,
+                                   nullptr, &grad::rule::avg_pool2d});
+LT_DEFINE_OP(adaptive_avg_pool2d, OpDesc{OpId::adaptive_avg_pool2d, "adaptive_avg_pool2d", OpKind::window, 1,
+                                            &adaptive_infer, &adaptive_kernel, nullptr, &grad::rule::adaptive_avg_pool2d});
 
-inline constexpr OpDesc max_pool2d_backward{OpId::max_pool2d_backward, "max_pool2d_backward", OpKind::window, 2,
+LT_DEFINE_OP(max_pool2d_backward, OpDesc{OpId::max_pool2d_backward, "max_pool2d_backward", OpKind::window, 2,
                                             &max_pool2d_backward_infer, &max_pool2d_backward_kernel, nullptr,
-                                            &grad::rule::max_pool2d_backward};
-
-inline constexpr std::array all = {&max_pool2d, &avg_pool2d, &adaptive_avg_pool2d, &max_pool2d_backward};
+                                            &grad::rule::max_pool2d_backward});
 
 }  // namespace lt::pool

@@ -17,6 +17,8 @@
 #include <type_traits>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/reduce.hpp"
 #include "lazytensor/ops/reduction_grad.hpp"
@@ -477,21 +479,17 @@ constexpr OpDesc reduction_op(OpId id, std::string_view name, GradFn grad) {
   return d;
 }
 
-inline constexpr OpDesc sum = reduction_op<Sum>(OpId::sum, "sum", &grad::rule::sum);
-inline constexpr OpDesc mean = reduction_op<Mean>(OpId::mean, "mean", &grad::rule::mean);
-inline constexpr OpDesc prod = reduction_op<Prod>(OpId::prod, "prod", &grad::rule::prod);
-inline constexpr OpDesc amax = reduction_op<Extreme<true>>(OpId::amax, "amax", &grad::rule::amax);
-inline constexpr OpDesc amin = reduction_op<Extreme<false>>(OpId::amin, "amin", &grad::rule::amin);
-inline constexpr OpDesc argmax = reduction_op<ArgExtreme<true>>(OpId::argmax, "argmax", &not_differentiable);
-inline constexpr OpDesc argmin = reduction_op<ArgExtreme<false>>(OpId::argmin, "argmin", &not_differentiable);
-inline constexpr OpDesc var = reduction_op<Variance<false>>(OpId::var, "var", &grad::rule::var);
-inline constexpr OpDesc std_dev = reduction_op<Variance<true>>(OpId::std, "std", &grad::rule::std_dev);
-inline constexpr OpDesc logsumexp = reduction_op<LogSumExp>(OpId::logsumexp, "logsumexp", &grad::rule::logsumexp);
-// `all` names this group's list of ops, as in every group: these two take other names.
-inline constexpr OpDesc all_true = reduction_op<Truth<true>>(OpId::all, "all", &not_differentiable);
-inline constexpr OpDesc any_true = reduction_op<Truth<false>>(OpId::any, "any", &not_differentiable);
-
-inline constexpr std::array all = {&sum, &mean, &prod, &amax, &amin, &argmax, &argmin,
-                                   &var, &std_dev, &logsumexp, &all_true, &any_true};
+LT_DEFINE_OP(sum, reduction_op<Sum>(OpId::sum, "sum", &grad::rule::sum));
+LT_DEFINE_OP(mean, reduction_op<Mean>(OpId::mean, "mean", &grad::rule::mean));
+LT_DEFINE_OP(prod, reduction_op<Prod>(OpId::prod, "prod", &grad::rule::prod));
+LT_DEFINE_OP(amax, reduction_op<Extreme<true>>(OpId::amax, "amax", &grad::rule::amax));
+LT_DEFINE_OP(amin, reduction_op<Extreme<false>>(OpId::amin, "amin", &grad::rule::amin));
+LT_DEFINE_OP(argmax, reduction_op<ArgExtreme<true>>(OpId::argmax, "argmax", &not_differentiable));
+LT_DEFINE_OP(argmin, reduction_op<ArgExtreme<false>>(OpId::argmin, "argmin", &not_differentiable));
+LT_DEFINE_OP(var, reduction_op<Variance<false>>(OpId::var, "var", &grad::rule::var));
+LT_DEFINE_OP(std_dev, reduction_op<Variance<true>>(OpId::std, "std", &grad::rule::std_dev));
+LT_DEFINE_OP(logsumexp, reduction_op<LogSumExp>(OpId::logsumexp, "logsumexp", &grad::rule::logsumexp));
+LT_DEFINE_OP(all_true, reduction_op<Truth<true>>(OpId::all, "all", &not_differentiable));
+LT_DEFINE_OP(any_true, reduction_op<Truth<false>>(OpId::any, "any", &not_differentiable));
 
 }  // namespace lt::reduction

@@ -1,34 +1,23 @@
 #pragma once
-// The op registry: every descriptor, found by id. Passes and tests walk it.
+// The op registry: every descriptor of the op table, found by id. Passes and tests walk it.
 #include <array>
-#include <span>
 
 #include "lazytensor/ops/binary.hpp"
-#include "lazytensor/ops/contraction.hpp"
-#include "lazytensor/ops/creation.hpp"
-#include "lazytensor/ops/indexing.hpp"
-#include "lazytensor/ops/leaf.hpp"
-#include "lazytensor/ops/movement.hpp"
-#include "lazytensor/ops/pool.hpp"
-#include "lazytensor/ops/reduction.hpp"
+#include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/unary.hpp"
 
 namespace lt {
 
-namespace detail {
-template <std::size_t... N>
-constexpr auto join_ops(const std::array<const OpDesc*, N>&... groups) {
-  std::array<const OpDesc*, (N + ...)> all{};
-  std::size_t k = 0;
-  ((std::copy(groups.begin(), groups.end(), all.begin() + k), k += N), ...);
-  return all;
-}
-}  // namespace detail
-
-/// Every registered op, grouped as in ops/.
-inline constexpr auto registered_ops = detail::join_ops(leaf::all, creation::all, unary::all, binary::all,
-                                                        reduction::all, movement::all, indexing::all,
-                                                        contraction::all, pool::all);
+#define LT_REGISTER_OP(group, descriptor, ...) &group::descriptor,
+#define LT_REGISTER_UNARY(name, ...) &unary::name,
+#define LT_REGISTER_BINARY(name, ...) &binary::name,
+/// Every op of the table.
+inline constexpr std::array registered_ops = std::to_array<const OpDesc*>(
+    {LT_OP_TABLE(LT_REGISTER_OP) LT_UNARY_TABLE(LT_REGISTER_UNARY) LT_BINARY_TABLE(LT_REGISTER_BINARY)
+         LT_TERNARY_TABLE(LT_REGISTER_BINARY)});
+#undef LT_REGISTER_OP
+#undef LT_REGISTER_UNARY
+#undef LT_REGISTER_BINARY
 
 /// Descriptor by stable id; nullptr for an unused id.
 inline const OpDesc* find_op(OpId id) {

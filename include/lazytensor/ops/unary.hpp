@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "lazytensor/ops/elementwise_rules.hpp"
+#include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/unary_grad.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 
@@ -38,6 +39,7 @@ struct Exp {
   P packet(const P& x) const { return pk::exp_float(x); }
 };
 struct Log { template <class T> T operator()(T x) const { return std::log(x); } };
+struct Log2 { template <class T> T operator()(T x) const { return std::log2(x); } };
 struct Log1p { template <class T> T operator()(T x) const { return std::log1p(x); } };
 struct Expm1 { template <class T> T operator()(T x) const { return std::expm1(x); } };
 struct Sqrt { template <class T> T operator()(T x) const { return std::sqrt(x); } };
@@ -106,46 +108,16 @@ struct Clamp {
     if (has_max && x > static_cast<T>(hi)) x = static_cast<T>(hi);
     return x;
   }
+  /// The bounds take part in type promotion: `i32_tensor.clamp(0.5)` is f32.
+  static Meta infer(std::span<const Meta> in, const Attrs& a) {
+    LT_CHECK(a.ints.size() == 3 && a.floats.size() == 2, "clamp takes {has_min, has_max, floating} and {min, max}");
+    LT_CHECK(a.ints[0] || a.ints[1], "at least one of min and max must be given");
+    Meta bound{{}, a.ints[2] ? DType::f64 : DType::i64, true};
+    Meta operands[] = {in[0], bound};
+    return {in[0].shape, result_type(std::span<const Meta>(operands))};
+  }
 };
 
-inline Meta clamp_infer(std::span<const Meta> in, const Attrs& a) {
-  LT_CHECK(a.ints.size() == 3 && a.floats.size() == 2, "clamp takes {has_min, has_max, floating} and {min, max}");
-  LT_CHECK(a.ints[0] || a.ints[1], "at least one of min and max must be given");
-  Meta bound{{}, a.ints[2] ? DType::f64 : DType::i64, true};
-  Meta operands[] = {in[0], bound};
-  return {in[0].shape, result_type(std::span<const Meta>(operands))};
-}
-
-inline constexpr auto neg = with_grad(elementwise_op<1, Neg, rules::Promote<false>>(OpId::neg, "neg"), &grad::rule::neg);
-inline constexpr auto abs = with_grad(elementwise_op<1, Abs, rules::Promote<>>(OpId::abs, "abs"), &grad::rule::abs);
-inline constexpr auto exp = with_grad(elementwise_op<1, Exp, rules::ToFloat>(OpId::exp, "exp"), &grad::rule::exp);
-inline constexpr auto log = with_grad(elementwise_op<1, Log, rules::ToFloat>(OpId::log, "log"), &grad::rule::log);
-inline constexpr auto log1p = with_grad(elementwise_op<1, Log1p, rules::ToFloat>(OpId::log1p, "log1p"), &grad::rule::log1p);
-inline constexpr auto expm1 = with_grad(elementwise_op<1, Expm1, rules::ToFloat>(OpId::expm1, "expm1"), &grad::rule::expm1);
-inline constexpr auto sqrt = with_grad(elementwise_op<1, Sqrt, rules::ToFloat>(OpId::sqrt, "sqrt"), &grad::rule::sqrt);
-inline constexpr auto rsqrt = with_grad(elementwise_op<1, Rsqrt, rules::ToFloat>(OpId::rsqrt, "rsqrt"), &grad::rule::rsqrt);
-inline constexpr auto sin = with_grad(elementwise_op<1, Sin, rules::ToFloat>(OpId::sin, "sin"), &grad::rule::sin);
-inline constexpr auto cos = with_grad(elementwise_op<1, Cos, rules::ToFloat>(OpId::cos, "cos"), &grad::rule::cos);
-inline constexpr auto tanh = with_grad(elementwise_op<1, Tanh, rules::ToFloat>(OpId::tanh, "tanh"), &grad::rule::tanh);
-inline constexpr auto erf = with_grad(elementwise_op<1, Erf, rules::ToFloat>(OpId::erf, "erf"), &grad::rule::erf);
-inline constexpr auto sigmoid = with_grad(elementwise_op<1, Sigmoid, rules::ToFloat>(OpId::sigmoid, "sigmoid"), &grad::rule::sigmoid);
-inline constexpr auto relu = with_grad(elementwise_op<1, Relu, rules::Promote<false>>(OpId::relu, "relu"), &grad::rule::relu);
-inline constexpr auto gelu = with_grad(elementwise_op<1, Gelu, rules::ToFloat>(OpId::gelu, "gelu"), &grad::rule::gelu);
-inline constexpr auto silu = with_grad(elementwise_op<1, Silu, rules::ToFloat>(OpId::silu, "silu"), &grad::rule::silu);
-inline constexpr auto softplus = with_grad(elementwise_op<1, Softplus, rules::ToFloat>(OpId::softplus, "softplus"), &grad::rule::softplus);
-inline constexpr auto sign = with_grad(elementwise_op<1, Sign, rules::Promote<>>(OpId::sign, "sign"), &grad::rule::sign);
-inline constexpr auto floor = with_grad(elementwise_op<1, Floor, rules::Promote<false>>(OpId::floor, "floor"), &grad::rule::floor);
-inline constexpr auto ceil = with_grad(elementwise_op<1, Ceil, rules::Promote<false>>(OpId::ceil, "ceil"), &grad::rule::ceil);
-inline constexpr auto round = with_grad(elementwise_op<1, Round, rules::Promote<false>>(OpId::round, "round"), &grad::rule::round);
-inline constexpr auto reciprocal = with_grad(elementwise_op<1, Reciprocal, rules::ToFloat>(OpId::reciprocal, "reciprocal"), &grad::rule::reciprocal);
-inline constexpr auto logical_not = with_grad(elementwise_op<1, LogicalNot, rules::ToBool>(OpId::logical_not, "logical_not"), &not_differentiable);
-inline constexpr auto isnan = with_grad(elementwise_op<1, IsNan, rules::ToBool>(OpId::isnan, "isnan"), &not_differentiable);
-inline constexpr auto isinf = with_grad(elementwise_op<1, IsInf, rules::ToBool>(OpId::isinf, "isinf"), &not_differentiable);
-inline constexpr auto clamp = with_grad(elementwise_op<1, Clamp, rules::Promote<>>(OpId::clamp, "clamp", &clamp_infer), &grad::rule::clamp);
-
-inline constexpr auto all = std::to_array<const OpDesc*>({
-    &neg, &abs, &exp, &log, &log1p, &expm1, &sqrt, &rsqrt, &sin, &cos, &tanh, &erf, &sigmoid,
-    &relu, &gelu, &silu, &softplus, &sign, &floor, &ceil, &round, &reciprocal, &logical_not,
-    &isnan, &isinf, &clamp});
+LT_UNARY_TABLE(LT_UNARY_DESCRIPTOR)
 
 }  // namespace lt::unary

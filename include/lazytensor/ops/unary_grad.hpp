@@ -6,6 +6,14 @@
 
 namespace lt::grad::rule {
 
+/// A unary op's gradient rule written in its op table line: the input's gradient from the
+/// input x, the output y and its gradient g, e.g. `LT_GRAD_X(g * y)`.
+#define LT_GRAD_X(formula)                                                                     \
+  [](::lt::GradContext& c) {                                                                 \
+    [[maybe_unused]] const ::lt::GradValue &x = c.input(0), &y = c.output, &g = c.grad;      \
+    c.set(0, formula);                                                                       \
+  }
+
 // x: the input, y: the output, g: the output's gradient.
 #define LT_UNARY_RULE(op, formula)                                                 \
   inline void op(GradContext& c) {                                                 \

@@ -1,7 +1,5 @@
 #pragma once
 // Adam and AdamW (decoupled weight decay), as PyTorch's torch.optim.Adam and AdamW.
-#include <cmath>
-
 #include "lazytensor/optim/optimizer.hpp"
 
 namespace lt::optim {
@@ -31,26 +29,7 @@ class AdamBase : public Optimizer {
   AdamOptions options;  // lr lives in the optimizer (lr(), set_lr())
 
  protected:
-  void update(std::size_t k, Tensor& p, const Tensor& grad) override {
-    const AdamOptions& o = options;
-    if (decoupled_ && o.weight_decay != 0) p.assign(p * (1 - lr() * o.weight_decay));
-    Tensor g = !decoupled_ && o.weight_decay != 0 ? Tensor(grad + p * o.weight_decay) : grad;
-    Tensor& m = exp_avg_[k];
-    Tensor& v = exp_avg_sq_[k];
-    if (!m.defined()) {  // the moments start at zero: their first value is the scaled gradient
-      m = Tensor(g * (1 - o.beta1));
-      v = Tensor(g * g * (1 - o.beta2));
-    } else {
-      m.assign(m * o.beta1 + g * (1 - o.beta1));
-      v.assign(v * o.beta2 + g * g * (1 - o.beta2));
-    }
-    // lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps), with sqrt(1 - b2^t) moved into
-    // the scalars: as t grows, no scalar tends to exactly 1, which would compile a new plan.
-    auto t = static_cast<double>(steps());
-    double root_correction2 = std::sqrt(1 - std::pow(o.beta2, t));
-    double step_size = lr() * root_correction2 / (1 - std::pow(o.beta1, t));
-    p.assign(p - m * step_size / (sqrt(v) + o.eps * root_correction2));
-  }
+  void update(std::size_t k, Tensor& p, const Tensor& grad) override;  // optim/updates.hpp
 
  private:
   bool decoupled_;

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "lazytensor/autograd/grad_mode.hpp"
-#include "lazytensor/autograd/tensor_methods.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 
 namespace lt::optim {

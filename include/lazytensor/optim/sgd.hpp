@@ -26,21 +26,7 @@ class SGD : public Optimizer {
   SGDOptions options;  // lr lives in the optimizer (lr(), set_lr())
 
  protected:
-  void update(std::size_t k, Tensor& p, const Tensor& grad) override {
-    Tensor g = options.weight_decay != 0 ? Tensor(grad + p * options.weight_decay) : grad;
-    if (options.momentum != 0) {
-      Tensor& buf = momentum_[k];
-      if (!buf.defined()) buf = g.detach();  // a tensor of its own: later steps assign to it
-      else if (options.dampening != 0) buf.assign(buf * options.momentum + g * (1 - options.dampening));
-      else buf.assign(buf * options.momentum + g);
-      if (options.nesterov) {
-        p.assign(p - (g + buf * options.momentum) * lr());
-        return;
-      }
-      g = buf;
-    }
-    p.assign(p - g * lr());
-  }
+  void update(std::size_t k, Tensor& p, const Tensor& grad) override;  // optim/updates.hpp
 
  private:
   std::vector<Tensor> momentum_;

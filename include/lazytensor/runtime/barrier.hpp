@@ -13,6 +13,7 @@
 #include "lazytensor/core/env.hpp"
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/runtime/api.hpp"
 #include "lazytensor/runtime/persistent_cache.hpp"
 #include "lazytensor/runtime/plan_cache.hpp"
 #include "lazytensor/runtime/plan_executor.hpp"
@@ -191,78 +192,5 @@ inline void enqueue_step(StepQueue& queue, std::span<const TensorImplPtr> target
   else queue.enqueue(std::move(q.step), width, std::move(run));
 }
 }  // namespace detail
-
-/// The barrier of lazy device `dev`. It takes the device's pending tensors, rebinds each to a
-/// leaf whose value is still to come, queues their graph as one step on the device's worker
-/// and returns: tracing the next step overlaps running this one. A small step with a cached
-/// plan runs here instead (see small_step_elements). A device runs one step at a
-/// time, so a barrier first waits for the step before it, and raises that step's error if it
-/// failed and nothing raised it yet (then it takes nothing: pending tensors stay pending).
-/// Nothing to run is not an error. With LT_ASYNC=0 the step runs here and raises at once.
-inline void sync(Device dev = device()) {
-  LT_CHECK(dev.is_lazy(), "sync: ", dev, " is not a lazy device");
-  static metrics::Counter& mark_step = metrics::counter_handle("MarkStep");
-  mark_step.add();
-  detail::TraceClock::Barrier timing(dev.index);
-  LazyContext& context = lazy_context(dev.index);
-  if (!detail::async_enabled()) {
-    auto [pending, prepared] = detail::take_and_prepare(context, [](const auto& p) { return detail::prepare_targets(p); });
-    if (prepared) detail::run_and_cut(pending, *prepared);
-    return;
-  }
-  detail::StepQueue& queue = detail::step_queue(dev.index);
-  queue.wait_idle();
-  if (std::exception_ptr e = queue.take_error()) std::rethrow_exception(e);
-  auto [pending, step] = detail::take_and_prepare(context, [](const auto& p) { return detail::prepare_queued_step(p); });
-  if (step) detail::enqueue_step(queue, pending, std::move(*step));
-}
-
-namespace debug {
-/// What the barrier would run for `tensors`' pending graph: kernels, fused groups and the bytes
-/// of full-size intermediates. Runs nothing.
-inline PlanStats plan_stats(const std::vector<Tensor>& tensors) {
-  std::vector<NodePtr> roots;
-  for (const Tensor& t : tensors)
-    if (t.device().is_lazy() && !t.impl().node->is_data()) {
-      roots.push_back(t.impl().node);
-      lt::detail::wait_for_device(t.device());
-    }
-  return make_plan(without_failed_leaves(roots)).stats;
-}
-}  // namespace debug
-
-/// Alias of sync(), PyTorch/XLA's name.
-inline void mark_step(Device dev = device()) { sync(dev); }
-
-/// Waits until every queued step of every lazy device has finished, then raises the error of
-/// a failed step that no barrier or read has raised yet.
-inline void wait_device_ops() {
-  if (!detail::async_enabled()) return;
-  detail::wait_all_steps();
-  for (detail::StepQueue& q : detail::step_queues().queues)
-    if (std::exception_ptr e = q.take_error()) std::rethrow_exception(e);
-}
-
-/// The value of `t`, waiting for the step that computes it, or computing here what it still
-/// needs (not a barrier: other pending tensors stay pending).
-inline Array materialize(const Tensor& t) {
-  TensorImpl& impl = t.impl();
-  if (!impl.device.is_lazy()) return impl.data;
-  const std::shared_ptr<PendingStep> step = impl.node->is_data() ? impl.node->leaf().step : nullptr;
-  if (step && detail::async_enabled()) detail::step_queue(impl.device.index).wait_for(step.get());
-  if (step ? !step->wait() : impl.node->is_data()) return impl.node->leaf().data;
-  // A pending value, or the result of a failed step: computed here from its graph, so that a
-  // sound value is read and a bad one raises its error again. The graph reads leaves of the
-  // steps queued before.
-  detail::wait_for_device(impl.device);
-  TensorImplPtr self = t.impl_ptr();
-  try {
-    detail::compute_and_cut(std::span(&self, 1));
-  } catch (...) {
-    if (step) detail::step_queue(impl.device.index).forget_error(step.get());
-    throw;
-  }
-  return impl.node->leaf().data;
-}
 
 }  // namespace lt

@@ -2,7 +2,7 @@
 // lt::expect_cached: a scope in which no graph may compile. A barrier or a read whose graph
 // is not in the plan cache raises lt::Error instead, saying why it would compile, and takes
 // nothing: its tensors stay pending.
-#include "lazytensor/runtime/recompile_reason.hpp"
+#include "lazytensor/runtime/api.hpp"
 
 namespace lt {
 

@@ -237,12 +237,4 @@ inline PersistentCache& persistent_cache() {
 
 }  // namespace detail
 
-/// Keeps compiled plans in `path` as well, for later runs and other processes: a graph missing
-/// from the in-memory cache is looked up there before it compiles, and every compiled plan is
-/// stored there (unless `readonly`). Counters: PersistentCacheHit, PersistentCacheMiss,
-/// PersistentCacheDeserializeFailure.
-inline void initialize_cache(const std::string& path, bool readonly = false) {
-  detail::persistent_cache().open(path, readonly);
-}
-
 }  // namespace lt

@@ -13,6 +13,7 @@
 
 #include "lazytensor/core/env.hpp"
 #include "lazytensor/ops/registry.hpp"
+#include "lazytensor/runtime/api.hpp"
 #include "lazytensor/runtime/plan_cache.hpp"
 
 namespace lt {
@@ -23,8 +24,6 @@ inline bool debug_env() {
   return on;
 }
 inline std::atomic<bool> explain_requested{false};
-/// How many lt::expect_cached scopes are open on this thread.
-inline thread_local int expect_cached_depth = 0;
 
 inline bool explaining() {
   return debug_env() || explain_requested.load(std::memory_order_relaxed) || expect_cached_depth > 0;
@@ -95,17 +94,6 @@ inline std::string explain_compile(const Schedule& s, const PlanCache& cache) {
   return concat(head, ": nearest cached graph ", std::hex, nearest->key, std::dec, " differs at ",
                 detail::difference_text(*nearest, s, best));
 }
-
-namespace debug {
-/// Work out why each uncached compile happens (also on with LT_DEBUG=1, which prints it).
-inline void explain_compiles(bool on = true) { lt::detail::explain_requested.store(on, std::memory_order_relaxed); }
-/// Why the latest explained compile happened; empty when none was explained yet.
-inline std::string last_compile_reason() {
-  auto& r = lt::detail::last_reason();
-  std::lock_guard lock(r.mu);
-  return r.text;
-}
-}  // namespace debug
 
 namespace detail {
 /// Notes (and with LT_DEBUG=1 prints) why `s` compiles.

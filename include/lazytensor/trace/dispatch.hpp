@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "lazytensor/ops/execute.hpp"
-#include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/grad_hooks.hpp"
 #include "lazytensor/trace/identities.hpp"
 #include "lazytensor/trace/tensor.hpp"

@@ -2,6 +2,7 @@
 // The elementwise methods shared by lt::Tensor and lt::Expr: `x.relu()` builds the same
 // expression as `lt::relu(x)`.
 #include <optional>
+#include <string_view>
 
 #include "lazytensor/core/scalar.hpp"
 #include "lazytensor/ops/binary.hpp"
@@ -23,31 +24,29 @@ inline Attrs clamp_attrs(const std::optional<Scalar>& min, const std::optional<S
 template <class Derived>
 class ElementwiseMethods {
  public:
-  auto neg() const { return detail::make_expr<unary::neg>(self()); }
-  auto abs() const { return detail::make_expr<unary::abs>(self()); }
-  auto exp() const { return detail::make_expr<unary::exp>(self()); }
-  auto log() const { return detail::make_expr<unary::log>(self()); }
-  auto sqrt() const { return detail::make_expr<unary::sqrt>(self()); }
-  auto rsqrt() const { return detail::make_expr<unary::rsqrt>(self()); }
-  auto sin() const { return detail::make_expr<unary::sin>(self()); }
-  auto cos() const { return detail::make_expr<unary::cos>(self()); }
-  auto tanh() const { return detail::make_expr<unary::tanh>(self()); }
-  auto sigmoid() const { return detail::make_expr<unary::sigmoid>(self()); }
-  auto relu() const { return detail::make_expr<unary::relu>(self()); }
-  auto reciprocal() const { return detail::make_expr<unary::reciprocal>(self()); }
-  auto sign() const { return detail::make_expr<unary::sign>(self()); }
-  auto floor() const { return detail::make_expr<unary::floor>(self()); }
-  auto ceil() const { return detail::make_expr<unary::ceil>(self()); }
-  auto round() const { return detail::make_expr<unary::round>(self()); }
-  auto logical_not() const { return detail::make_expr<unary::logical_not>(self()); }
-  auto isnan() const { return detail::make_expr<unary::isnan>(self()); }
-  auto isinf() const { return detail::make_expr<unary::isinf>(self()); }
+// The table's plain unary ops and its binary ops, as methods: x.exp(), x.pow(2).
+#define LT_UNARY_METHOD_plain(op) \
+  auto op() const { return detail::make_expr<unary::op>(self()); }
+#define LT_UNARY_METHOD_custom(op)
+#define LT_UNARY_METHOD(op, number, Fn, Rule, face, ...) LT_UNARY_METHOD_##face(op)
+  LT_UNARY_TABLE(LT_UNARY_METHOD)
+#undef LT_UNARY_METHOD
+#undef LT_UNARY_METHOD_plain
+#undef LT_UNARY_METHOD_custom
+#define LT_BINARY_METHOD(op, ...) \
+  template <class X>              \
+  auto op(const X& other) const { \
+    return detail::make_expr<binary::op>(self(), other); \
+  }
+  LT_BINARY_TABLE(LT_BINARY_METHOD)
+#undef LT_BINARY_METHOD
+  auto gelu(std::string_view approximate = "none") const;  // trace/functions/elementwise.hpp
+  auto softplus(double beta = 1.0, double threshold = 20.0) const {
+    return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, self());
+  }
   auto clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const {
     return detail::make_expr_with<unary::clamp>(detail::clamp_attrs(min, max), self());
   }
-  template <class X> auto pow(const X& exponent) const { return detail::make_expr<binary::pow>(self(), exponent); }
-  template <class X> auto maximum(const X& other) const { return detail::make_expr<binary::maximum>(self(), other); }
-  template <class X> auto minimum(const X& other) const { return detail::make_expr<binary::minimum>(self(), other); }
 
  private:
   const Derived& self() const { return static_cast<const Derived&>(*this); }

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "lazytensor/expr/static_shape.hpp"
-#include "lazytensor/ops/reduction.hpp"
+#include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/functions/contraction.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 #include "lazytensor/trace/functions/movement.hpp"
@@ -110,13 +110,9 @@ LT_FIXED_BINARY(operator+, lt::add, binary::add)
 LT_FIXED_BINARY(operator-, lt::sub, binary::sub)
 LT_FIXED_BINARY(operator*, lt::mul, binary::mul)
 LT_FIXED_BINARY(operator/, lt::div, binary::div)
-LT_FIXED_BINARY(add, lt::add, binary::add)
-LT_FIXED_BINARY(sub, lt::sub, binary::sub)
-LT_FIXED_BINARY(mul, lt::mul, binary::mul)
-LT_FIXED_BINARY(div, lt::div, binary::div)
-LT_FIXED_BINARY(maximum, lt::maximum, binary::maximum)
-LT_FIXED_BINARY(minimum, lt::minimum, binary::minimum)
-LT_FIXED_BINARY(pow, lt::pow, binary::pow)
+#define LT_FIXED_TABLE_BINARY(op, ...) LT_FIXED_BINARY(op, lt::op, binary::op)
+LT_BINARY_TABLE(LT_FIXED_TABLE_BINARY)
+#undef LT_FIXED_TABLE_BINARY
 #undef LT_FIXED_BINARY
 
 #define LT_FIXED_UNARY(fn)                                                 \
@@ -124,16 +120,13 @@ LT_FIXED_BINARY(pow, lt::pow, binary::pow)
   auto fn(const Fixed<E, V>& x) {                                          \
     return detail::make_fixed<E>(lt::fn(x.value()));                       \
   }
-LT_FIXED_UNARY(neg)
-LT_FIXED_UNARY(abs)
-LT_FIXED_UNARY(exp)
-LT_FIXED_UNARY(log)
-LT_FIXED_UNARY(sqrt)
-LT_FIXED_UNARY(rsqrt)
-LT_FIXED_UNARY(tanh)
-LT_FIXED_UNARY(sigmoid)
-LT_FIXED_UNARY(relu)
-LT_FIXED_UNARY(silu)
+#define LT_FIXED_UNARY_plain(fn) LT_FIXED_UNARY(fn)
+#define LT_FIXED_UNARY_custom(fn)
+#define LT_FIXED_TABLE_UNARY(fn, number, Fn, Rule, face, ...) LT_FIXED_UNARY_##face(fn)
+LT_UNARY_TABLE(LT_FIXED_TABLE_UNARY)
+#undef LT_FIXED_TABLE_UNARY
+#undef LT_FIXED_UNARY_plain
+#undef LT_FIXED_UNARY_custom
 LT_FIXED_UNARY(gelu)
 #undef LT_FIXED_UNARY
 template <class E, class V> auto operator-(const Fixed<E, V>& x) { return neg(x); }

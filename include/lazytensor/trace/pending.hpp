@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/node.hpp"
 
 namespace lt {

@@ -60,46 +60,20 @@ inline Tensor picked(const Tensor& log_probs, const Tensor& target) {
 }  // namespace detail
 
 /// Negative log-likelihood of `target` classes under log-probabilities `input` [N, C, *].
-inline Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean) {
-  detail::check_classes("nll_loss", input, target);
-  return detail::reduce(detail::picked(input, target), reduction);
-}
+Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
 /// Cross entropy of logits `input` [N, C, *] against class indices [N, *]. With label
 /// smoothing ε the target is (1 - ε) on the class plus ε / C on every class.
-inline Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
-                            double label_smoothing = 0.0) {
-  detail::check_classes("cross_entropy", input, target);
-  if (!(label_smoothing >= 0 && label_smoothing <= 1))
-    op_error("cross_entropy", {&input, 1}, ::lt::detail::concat("label_smoothing must be in [0, 1], got ", label_smoothing));
-  int class_dim = input.dim() == 1 ? 0 : 1;
-  Tensor log_probs = log_softmax(input, class_dim);
-  Tensor loss = detail::picked(log_probs, target);
-  if (label_smoothing > 0) {
-    Tensor uniform = -log_probs.mean(class_dim);
-    loss = loss * (1 - label_smoothing) + uniform * label_smoothing;
-  }
-  return detail::reduce(loss, reduction);
-}
+Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
+                            double label_smoothing = 0.0);
 
-inline Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean) {
-  detail::check_same_shape("mse_loss", input, target);
-  Tensor d = input - target;
-  return detail::reduce(d * d, reduction);
-}
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
-inline Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean) {
-  detail::check_same_shape("l1_loss", input, target);
-  return detail::reduce(abs(input - target), reduction);
-}
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
 /// Binary cross entropy of logits against probabilities in [0, 1], in the stable form
 /// max(x, 0) - x * t + log(1 + exp(-|x|)).
-inline Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                               Reduction reduction = Reduction::mean) {
-  detail::check_same_shape("binary_cross_entropy_with_logits", input, target);
-  Tensor loss = relu(input) - input * target + log1p(exp(-abs(input)));
-  return detail::reduce(loss, reduction);
-}
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                               Reduction reduction = Reduction::mean);
 
 }  // namespace lt::nn::functional

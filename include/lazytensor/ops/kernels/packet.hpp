@@ -10,8 +10,10 @@
 #include <type_traits>
 
 #include <Eigen/Core>
-#if defined(__SSE2__)
+#if defined(__AVX__)
 #include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>  // a build for plain x86-64: the AVX-512 intrinsics would be parsed for nothing
 #endif
 
 namespace lt::kernels {

@@ -7,13 +7,6 @@
 #include <type_traits>
 #include <utility>
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/partitioner.h>
-
-#include "lazytensor/core/env.hpp"
-
 namespace lt::kernels {
 
 /// Below this many elements of work a loop runs on the calling thread.
@@ -41,21 +34,11 @@ class BlockFn {
 };
 
 namespace detail {
-/// Honours LT_NUM_THREADS: the limit lives as long as the program.
-inline void apply_thread_limit() {
-  static const std::unique_ptr<tbb::global_control> limit = []() -> std::unique_ptr<tbb::global_control> {
-    const std::int64_t n = lt::detail::env_count("LT_NUM_THREADS", 0);
-    if (n == 0) return nullptr;
-    return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n));
-  }();
-}
-
-inline void parallel_blocks_impl(std::int64_t n, std::int64_t grain, BlockFn f) {
-  apply_thread_limit();
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, grain),
-                    [f](const tbb::blocked_range<std::int64_t>& r) { f(r.begin(), r.end()); },
-                    tbb::simple_partitioner{});
-}
+/// Honours LT_NUM_THREADS (defined with TBB's loop, in ops/kernels/parallel_tbb.hpp).
+void apply_thread_limit();
+/// Calls f over [0, n) in blocks of `grain` on TBB's threads. Defined once per program, in the
+/// implementation: no file that includes this header compiles TBB's templates.
+void parallel_blocks_impl(std::int64_t n, std::int64_t grain, BlockFn f);
 }  // namespace detail
 
 /// Calls f(begin, end) over [0, n) in blocks of at most `grain`, in parallel when n > grain.

@@ -1,6 +1,6 @@
 #pragma once
 // Matrix products: matmul (torch.matmul's rank rules, broadcast batch dims), mm, bmm, mv.
-#include "lazytensor/ops/contraction.hpp"
+#include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
 namespace lt {

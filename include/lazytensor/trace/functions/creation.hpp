@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "lazytensor/core/random.hpp"
-#include "lazytensor/ops/creation.hpp"
+#include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/random_attrs.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 
@@ -116,14 +117,8 @@ inline Tensor randint(std::int64_t high, Shape shape, Device device = cpu, DType
 }
 
 /// Zeroes each element with probability p and scales the rest by 1 / (1 - p), so the
-/// expectation is unchanged. The identity when not training or when p is 0.
-inline Tensor dropout(const Tensor& x, double p, bool training = true) {
-  if (!(p >= 0 && p <= 1)) op_error("dropout", {&x, 1}, detail::concat("p must be in [0, 1], got ", p));
-  if (!is_floating(x.dtype())) op_error("dropout", {&x, 1}, "expected a floating tensor");
-  if (!training || p == 0) return x;
-  if (p == 1) return zeros_like(x);
-  Tensor keep = rand(x.shape(), x.device()) >= p;
-  return x * (keep.to(x.dtype()) / (1 - p));
-}
+/// expectation is unchanged. The identity when not training or when p is 0. A composite op
+/// (trace/functions/composites.hpp).
+Tensor dropout(const Tensor& x, double p, bool training = true);
 
 }  // namespace lt

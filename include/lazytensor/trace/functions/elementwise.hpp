@@ -11,35 +11,18 @@
 
 namespace lt {
 
-#define LT_UNARY_FUNCTION(op) \
-  template <tensor_like X>      \
-  auto op(X&& x) {              \
+// The plain unary ops of the op table, as functions: lt::exp(x).
+#define LT_UNARY_FUNCTION_plain(op)                          \
+  template <tensor_like X>                                   \
+  auto op(X&& x) {                                           \
     return detail::make_expr<unary::op>(std::forward<X>(x)); \
   }
-LT_UNARY_FUNCTION(neg)
-LT_UNARY_FUNCTION(abs)
-LT_UNARY_FUNCTION(exp)
-LT_UNARY_FUNCTION(log)
-LT_UNARY_FUNCTION(log1p)
-LT_UNARY_FUNCTION(expm1)
-LT_UNARY_FUNCTION(sqrt)
-LT_UNARY_FUNCTION(rsqrt)
-LT_UNARY_FUNCTION(sin)
-LT_UNARY_FUNCTION(cos)
-LT_UNARY_FUNCTION(tanh)
-LT_UNARY_FUNCTION(erf)
-LT_UNARY_FUNCTION(sigmoid)
-LT_UNARY_FUNCTION(relu)
-LT_UNARY_FUNCTION(silu)
-LT_UNARY_FUNCTION(sign)
-LT_UNARY_FUNCTION(floor)
-LT_UNARY_FUNCTION(ceil)
-LT_UNARY_FUNCTION(round)
-LT_UNARY_FUNCTION(reciprocal)
-LT_UNARY_FUNCTION(logical_not)
-LT_UNARY_FUNCTION(isnan)
-LT_UNARY_FUNCTION(isinf)
+#define LT_UNARY_FUNCTION_custom(op)
+#define LT_UNARY_FUNCTION(op, number, Fn, Rule, face, ...) LT_UNARY_FUNCTION_##face(op)
+LT_UNARY_TABLE(LT_UNARY_FUNCTION)
 #undef LT_UNARY_FUNCTION
+#undef LT_UNARY_FUNCTION_plain
+#undef LT_UNARY_FUNCTION_custom
 
 /// approximate: "none" (the exact erf form) or "tanh".
 template <tensor_like X>
@@ -49,6 +32,11 @@ auto gelu(X&& x, std::string_view approximate = "none") {
     op_error("gelu", std::span(&t, 1), detail::concat("approximate must be \"none\" or \"tanh\", not \"", approximate, "\""));
   }
   return detail::make_expr_with<unary::gelu>(Attrs{{approximate == "tanh" ? 1 : 0}, {}}, std::forward<X>(x));
+}
+
+template <class Derived>
+auto ElementwiseMethods<Derived>::gelu(std::string_view approximate) const {
+  return lt::gelu(self(), approximate);
 }
 
 template <tensor_like X>
@@ -67,29 +55,14 @@ template <tensor_like X> auto clamp_max(X&& x, Scalar max) { return clamp(std::f
 template <class A, class B>
 concept binary_operands = (tensor_like<A> || tensor_like<B>) && elementwise_operand<A> && elementwise_operand<B>;
 
-#define LT_BINARY_FUNCTION(op)                                                 \
-  template <class A, class B>                                                  \
-    requires binary_operands<A, B>                                             \
-  auto op(A&& a, B&& b) {                                                      \
+// The binary ops of the op table, as functions: lt::add(a, b).
+#define LT_BINARY_FUNCTION(op, ...)                                               \
+  template <class A, class B>                                                     \
+    requires binary_operands<A, B>                                                \
+  auto op(A&& a, B&& b) {                                                         \
     return detail::make_expr<binary::op>(std::forward<A>(a), std::forward<B>(b)); \
   }
-LT_BINARY_FUNCTION(add)
-LT_BINARY_FUNCTION(sub)
-LT_BINARY_FUNCTION(mul)
-LT_BINARY_FUNCTION(div)
-LT_BINARY_FUNCTION(pow)
-LT_BINARY_FUNCTION(maximum)
-LT_BINARY_FUNCTION(minimum)
-LT_BINARY_FUNCTION(fmod)
-LT_BINARY_FUNCTION(atan2)
-LT_BINARY_FUNCTION(eq)
-LT_BINARY_FUNCTION(ne)
-LT_BINARY_FUNCTION(lt)
-LT_BINARY_FUNCTION(le)
-LT_BINARY_FUNCTION(gt)
-LT_BINARY_FUNCTION(ge)
-LT_BINARY_FUNCTION(logical_and)
-LT_BINARY_FUNCTION(logical_or)
+LT_BINARY_TABLE(LT_BINARY_FUNCTION)
 #undef LT_BINARY_FUNCTION
 
 template <tensor_like C, elementwise_operand A, elementwise_operand B>

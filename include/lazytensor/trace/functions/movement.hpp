@@ -1,13 +1,13 @@
 #pragma once
 // Movement functions: views, concatenation, padding and indexing.
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "lazytensor/ops/indexing.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
-#include "lazytensor/ops/movement.hpp"
+#include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
 namespace lt {
@@ -181,7 +181,7 @@ inline Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0) {
   if (tensors.empty()) op_error("cat", tensors, "expected a non-empty list of tensors");
   int rank = 1;
   for (const Tensor& t : tensors)
-    if (t.defined() && !movement::is_legacy_empty(t.shape())) {
+    if (t.defined() && !is_legacy_empty(t.shape())) {
       rank = t.dim();
       break;
     }

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lazytensor/ops/reduction.hpp"
+#include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
 namespace lt {

@@ -1,0 +1,24 @@
+#pragma once
+// The implementation of lazytensor: every op's kernels, the scheduler and the runtime,
+// compiled once per program. Include it in exactly one .cpp file of a program that uses the
+// library (CMake's lazytensor::lazytensor target builds one for you), and include nothing of
+// lazytensor before it in that file: the other headers declare what this one defines.
+#if defined(LAZYTENSOR_USER_HEADERS)
+#error "lazytensor/implementation.hpp must come before any other lazytensor header in its file"
+#endif
+#define LAZYTENSOR_IMPLEMENTATION 1
+
+#include "lazytensor/ops/contraction.hpp"
+#include "lazytensor/ops/creation.hpp"
+#include "lazytensor/ops/indexing.hpp"
+#include "lazytensor/ops/leaf.hpp"
+#include "lazytensor/ops/movement.hpp"
+#include "lazytensor/ops/pool.hpp"
+#include "lazytensor/ops/reduction.hpp"
+#include "lazytensor/ops/registry.hpp"
+#include "lazytensor/runtime/entry_points.hpp"
+#include "lazytensor/trace/functions/composites.hpp"
+#include "lazytensor/autograd/tensor_methods.hpp"
+#include "lazytensor/ops/kernels/parallel_tbb.hpp"
+#include "lazytensor/optim/updates.hpp"
+#include "lazytensor/nn/functional/definitions.hpp"

@@ -1,0 +1,201 @@
+#pragma once
+// The RowLoop class: its tile sizes, its state, and its functions' declarations, with their
+// comments; row_loop_bind.hpp and row_loop_run.hpp define the functions.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "lazytensor/compile/plan_types.hpp"
+#include "lazytensor/compile/schedule.hpp"
+#include "lazytensor/core/array.hpp"
+#include "lazytensor/core/buffer.hpp"
+#include "lazytensor/core/dtype.hpp"
+#include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/execute.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/trace/node.hpp"
+
+namespace lt::detail {
+
+/// Elements per tile of a group that reduces rows: whole rows, about this many values of each
+/// member. Here (48 KB L1 and 1 MB L2 per core) W2's softmax ran about a tenth faster than with
+/// 1,024 (its 4,096 rows then take 512 tiles, not 4,096, each a few calls).
+inline constexpr std::int64_t row_loop_tile_elements = 8192;
+/// Elements per tile of a group that only maps. Members read their operands one after
+/// another; in short tiles the values passed on stay in L1, and the tile two ahead, fetched
+/// in shares while this one runs, keeps every operand's stream in flight at once, as one
+/// fused loop does. Here W1 written op by op ran about a seventh faster than with 512-element
+/// tiles fetched one ahead; 256 cost more calls than it saved, and 1,024 was slower still.
+inline constexpr std::int64_t map_loop_tile_elements = 384;
+inline constexpr std::int64_t map_loop_prefetch_tiles = 2;
+/// Elements of one-per-row values spread over their rows for one call of a member: calls
+/// on W4's batch-norm rows of 144 cost more than their arithmetic.
+inline constexpr std::int64_t row_loop_spread_elements = 1024;
+/// Elements per parallel block: enough work to amortise a task.
+inline constexpr std::int64_t row_loop_block_elements = 32768;
+
+class RowLoop {
+ public:
+  RowLoop(const Plan& plan, const Schedule& s, const FusionGroup& g, std::vector<Array>& values)
+      : plan_(plan), s_(&s), g_(g), values_(&values) {}
+
+  /// Binds every member to its operands; false where one has no bound form (nothing has run).
+  bool bind();
+
+  /// Binds the loop, bound for an earlier run of the same plan, to graph `s` (which matches
+  /// the plan) and its `values`. Only what may differ between such graphs is bound again: the
+  /// externals' places, and the kernels of members whose attributes now hold other data (a
+  /// scalar's value). False where an external's layout changed: then bind a new loop.
+  bool rebind(const Schedule& s, std::vector<Array>& values);
+
+  /// Runs the bound group: its members' runs counted, the values made in full placed.
+  void run(const Buffer& arena);
+
+ private:
+  /// Where a tile's run of values starts: in the per-thread scratch, `offset` bytes past its
+  /// base, or else at `at` plus `row_bytes` per row before the tile's first (0 for a fixed
+  /// value). Resolved once per run, so that a tile costs each member a few additions.
+  struct Place {
+    const std::byte* at = nullptr;
+    std::int64_t row_bytes = 0;
+    std::ptrdiff_t offset = -1;
+    std::byte* in_tile(std::int64_t r0, std::byte* base) const {
+      return offset >= 0 ? base + offset : const_cast<std::byte*>(at) + r0 * row_bytes;
+    }
+  };
+  struct External {
+    kernels::Operand operand;
+    std::int64_t per;  // values per row of the tile: the row, or one
+    bool one, direct;
+    std::size_t scratch;  // gathered: its place in the per-thread scratch
+    std::int64_t row_bytes() const { return per * static_cast<std::int64_t>(itemsize(operand.dtype)); }
+  };
+  struct Input {
+    int member = -1, external = -1;  // its source
+    std::int64_t per = 0;            // values per row of the source; 0: one fixed value
+    std::ptrdiff_t fixed_at = -1;    // a fixed value: its filled run in fixed_
+    std::ptrdiff_t filled_at = -1;   // one value per row read by a full member: its per-thread run
+    std::ptrdiff_t converted_at = -1;  // read as another dtype: the per-thread place of its tile, converted
+    DType from = DType::f32;           // and the dtype it is converted from
+    Place place;                       // its values in a tile (place_values)
+  };
+  struct Member {
+    BoundKernel kernel;
+    std::size_t first_input = 0, input_count = 0;  // its inputs in inputs_
+    const Attrs* attrs = nullptr;  // the node's, or for a reduction row_attrs over [rows, row]
+    Attrs row_attrs;
+    Attrs bound_attrs;  // the node's attributes its kernel (or constant value) was bound with
+    std::int64_t per = 0;  // values per row it makes
+    DType out_dtype = DType::f32;  // the dtype of the values it makes
+    bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;
+    bool materialized = false, streamed = false;
+    bool uniform_last = false;  // its last input is one value per map call, and the kernel has a form for that
+    bool one_call = false;  // maps a tile in one call, its operands read where they are
+    bool stream_direct = false;  // streamed, one call, read by no later member: its packets go straight past the caches
+    int made_in = -1;  // the member whose tile it is made in (share_tiles), or -1: its own
+    std::size_t scratch = 0;
+    Place out, streamed_to;  // where a tile's values are made, and where a streamed result goes
+    alignas(8) std::byte constant_value[8];
+  };
+
+  static constexpr std::size_t max_inputs = 16;
+
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+  std::span<const Input> inputs_of(const Member& m) const { return {inputs_.data() + m.first_input, m.input_count}; }
+  std::span<Input> inputs_of(const Member& m) { return {inputs_.data() + m.first_input, m.input_count}; }
+  const Node& node(int member) const { return *s_->order[idx(g_.members[idx(member)].position)]; }
+  const Array& value(int position) const { return (*values_)[idx(position)]; }
+
+  std::size_t reserve(std::int64_t elements, DType t) {
+    std::size_t at = scratch_bytes_;
+    scratch_bytes_ += (static_cast<std::size_t>(elements) * itemsize(t) + 63) & ~std::size_t{63};
+    return at;
+  }
+
+  /// External k as this run's values hold it.
+  External external(std::size_t k) const;
+
+  /// Computes constant member m's value from its node's attributes.
+  static void bind_constant(Member& m, const Node& n);
+
+  /// The operands' Metas as the view-based loop shows them to member i's kernel: tile-shaped,
+  /// or zero-dim. Filled field by field in place: a Meta built on the stack and copied in was
+  /// read back before its narrow fields' stores had landed, a stall per operand.
+  std::span<const Meta> operand_metas(std::size_t i) const;
+
+  /// Binds member i's kernel to its operands, of Metas `metas` (operand_metas), and to its
+  /// node's attributes.
+  bool bind_kernel(std::size_t i, std::span<const Meta> metas);
+
+  bool bind_member(std::size_t i);
+
+  /// Members share tiles where an elementwise kernel may read and write one place (it reads
+  /// each element before writing it), the value read being read by no later member:
+  /// - A value the group only passes on is made in the tile of the value it is computed from,
+  ///   so that a chain of such values (W1 written op by op) keeps one tile hot in L1, not one
+  ///   per member.
+  /// - A value the group only passes on is made in the tile of a result computed from it: the
+  ///   result's lines are then fetched from memory while the value is computed, not while the
+  ///   result is stored. (W2's exp(x - m) is made in the softmax's output: its division then
+  ///   runs in cache.) A group's results never share arena bytes with its operands
+  ///   (memory_plan.hpp gives them overlapping lives), so no operand is overwritten.
+  void share_tiles();
+
+  /// Whether a member after member `last` reads member `k`.
+  bool read_after(int k, std::size_t last) const { return last_reader_[idx(k)] > static_cast<std::ptrdiff_t>(last); }
+
+  /// Where member k's tile of values is made: in scratch, or in place in its result.
+  Place member_place(std::size_t k) const;
+  Place result_place(std::size_t k) const;
+
+  /// Resolves every member's and input's Place against this run's values.
+  void place_values();
+
+  /// Rows whose one-per-row values are spread at once for one call of an elementwise member.
+  std::int64_t spread_rows() const { return std::clamp<std::int64_t>(row_loop_spread_elements / g_.row, 1, tile_rows_); }
+
+  void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const;
+
+  /// Runs member m over a tile of `rows` rows from r0 into `out` where one call does not: its
+  /// operands converted, its one-per-row values spread, or its rows reduced.
+  void run_member(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out, std::byte* base) const;
+
+  /// Splits the lines of a whole tile of each external read in place into one share per
+  /// member, fetched before it.
+  void share_prefetches();
+
+  /// Fetches into L1 member i's share of the tile from row r of the externals read in place.
+  /// Always inlined: GCC takes a function that only prefetches for one without effects and
+  /// drops its calls.
+  [[gnu::always_inline]] void prefetch_share(std::int64_t r, std::size_t i) const;
+
+  /// Runs elementwise member m over a tile of `rows` rows; at[k]: where input k's values start.
+  void run_map(const Member& m, std::int64_t rows, const std::byte* const* at, std::byte* out, std::size_t out_size,
+               std::size_t in_size, std::byte* base) const;
+
+  const Plan& plan_;
+  const Schedule* s_;  // this run's graph and values (rebind)
+  const FusionGroup& g_;
+  std::vector<Array>* values_;
+  std::vector<External> externals_;
+  std::vector<std::size_t> gathered_;  // the externals gathered into scratch for each tile
+  std::vector<Member> members_;
+  std::vector<Input> inputs_;  // every member's, member by member
+  std::vector<std::ptrdiff_t> last_reader_;  // for each member, the last member that reads it, or -1
+  OpTally member_runs_;  // a run of every member: what each run adds to the op counters
+  std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
+  std::int64_t tile_rows_ = 1;
+  // Map-only groups: the runs of a whole tile of an external read in place that are fetched
+  // before each member, member i's from prefetch_from_[i] to prefetch_from_[i + 1].
+  struct Prefetch {
+    std::size_t external;
+    std::int64_t row_bytes, first, last;  // bytes of a row, and the run's first and end byte in the tile
+  };
+  std::vector<Prefetch> prefetches_;
+  std::vector<std::size_t> prefetch_from_;
+  std::size_t scratch_bytes_ = 0;
+};
+
+}  // namespace lt::detail

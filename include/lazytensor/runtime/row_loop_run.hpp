@@ -1,0 +1,207 @@
+#pragma once
+// RowLoop's run: a bound group's values placed, then its tiles run in parallel, member by member.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "lazytensor/core/array.hpp"
+#include "lazytensor/core/buffer.hpp"
+#include "lazytensor/core/dtype.hpp"
+#include "lazytensor/ops/kernels/elementwise.hpp"
+#include "lazytensor/ops/kernels/packet.hpp"
+#include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/runtime/row_loop_class.hpp"
+#include "lazytensor/runtime/value_runs.hpp"
+
+namespace lt::detail {
+
+inline void RowLoop::run(const Buffer& arena) {
+  member_runs_.report();
+  for (std::size_t i = 0; i < g_.members.size(); ++i) {
+    const Member& m = members_[i];
+    if (m.materialized) (*values_)[idx(g_.members[i].position)] = output_array(plan_, arena, g_.members[i].position);
+  }
+  place_values();
+  for (std::size_t i = 0; i < g_.members.size(); ++i) {
+    const Member& m = members_[i];
+    if (m.constant) continue;
+    for (const Input& in : inputs_of(m)) {
+      if (in.fixed_at < 0) continue;
+      // A fixed value (a constant or a one-element external) as the reader's compute dtype.
+      const std::byte* fixed = in.member >= 0 ? members_[idx(in.member)].constant_value
+                                              : value(g_.externals[idx(in.external)].position).view.data;
+      DType from = in.member >= 0 ? node(in.member).meta.dtype : externals_[idx(in.external)].operand.dtype;
+      alignas(8) std::byte converted[8];
+      convert_values(from, fixed, m.kernel.input, converted, 1);
+      fill_values(fixed_.data() + in.fixed_at, converted, itemsize(m.kernel.input), std::min(kernels::chunk_size, tile_rows_ * m.per));
+    }
+  }
+  const std::int64_t block_rows = std::max(tile_rows_, row_loop_block_elements / g_.row);
+  kernels::parallel_blocks(g_.rows(), block_rows, [&](std::int64_t b0, std::int64_t b1) {
+    thread_local std::vector<std::byte> scratch;
+    if (scratch.size() < scratch_bytes_ + 64) scratch.resize(scratch_bytes_ + 64);
+    std::byte* base = scratch.data() + ((64 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64) % 64);
+    for (std::int64_t r0 = b0; r0 < b1; r0 += tile_rows_) run_tile(r0, std::min(b1, r0 + tile_rows_), base);
+    kernels::pk::stream_fence();
+  });
+}
+
+inline RowLoop::Place RowLoop::member_place(std::size_t k) const {
+  if (members_[k].made_in >= 0) return member_place(idx(members_[k].made_in));
+  const Member& m = members_[k];
+  if (!m.materialized || m.streamed) return Place{nullptr, 0, static_cast<std::ptrdiff_t>(m.scratch)};
+  return result_place(k);
+}
+
+inline RowLoop::Place RowLoop::result_place(std::size_t k) const {
+  const View& v = value(g_.members[k].position).view;
+  return Place{v.data, members_[k].per * static_cast<std::int64_t>(itemsize(v.dtype))};
+}
+
+inline void RowLoop::place_values() {
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    Member& m = members_[i];
+    if (m.constant) continue;
+    m.out = member_place(i);
+    if (m.streamed) m.streamed_to = result_place(i);
+  }
+  for (Member& m : members_) {
+    for (Input& in : inputs_of(m)) {
+      if (in.fixed_at >= 0) {
+        in.place = Place{fixed_.data() + in.fixed_at};
+      } else if (in.member >= 0) {
+        in.place = members_[idx(in.member)].out;
+      } else {
+        const External& e = externals_[idx(in.external)];
+        in.place = e.direct ? Place{e.operand.data, e.row_bytes()}
+                            : Place{nullptr, 0, static_cast<std::ptrdiff_t>(e.scratch)};
+      }
+    }
+  }
+}
+
+[[gnu::always_inline]] inline void RowLoop::prefetch_share(std::int64_t r, std::size_t i) const {
+  for (std::size_t p = prefetch_from_[i]; p < prefetch_from_[i + 1]; ++p) {
+    const Prefetch& f = prefetches_[p];
+    const std::byte* next = externals_[f.external].operand.data + r * f.row_bytes;
+    for (std::int64_t at = f.first; at < f.last; at += 64) __builtin_prefetch(next + at, 0, 3);
+  }
+}
+
+inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
+  const std::int64_t rows = r1 - r0;
+  // A short tile of the externals read in place, map_loop_prefetch_tiles ahead, is fetched
+  // while this one runs, a share before each member: the hardware prefetchers alone left W1
+  // written op by op a fifth slower, and the whole tile at once (at 2 threads) about a
+  // seventh. A long tile is left to them: fetching one ahead in a burst stalled on full miss
+  // buffers (W2 about a tenth slower on a Zen 4 CPU).
+  const std::int64_t ahead = r1 + (map_loop_prefetch_tiles - 1) * tile_rows_;
+  const bool prefetch = !prefetches_.empty() && ahead + tile_rows_ <= g_.rows();
+  for (std::size_t k : gathered_) {
+    const External& e = externals_[k];
+    visit(e.operand.dtype, [&]<class T>(Tag<T>) {
+      kernels::load_chunk<T>(e.operand, g_.externals[k].index_space, r0 * e.per, r1 * e.per,
+                             reinterpret_cast<T*>(base + e.scratch));
+    });
+  }
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const Member& m = members_[i];
+    if (prefetch) prefetch_share(ahead, i);
+    if (m.constant) continue;
+    std::byte* out = m.out.in_tile(r0, base);
+    const std::span<const Input> ins = inputs_of(m);
+    if (m.one_call) {
+      const void* src[max_inputs];
+      for (std::size_t k = 0; k < ins.size(); ++k) src[k] = ins[k].place.in_tile(r0, base);
+      const auto map = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
+      if (m.stream_direct) {
+        map(m.kernel.state, src, m.streamed_to.in_tile(r0, base), rows * m.per, true);
+        continue;
+      }
+      map(m.kernel.state, src, out, rows * m.per, false);
+    } else {
+      run_member(m, rows, r0, out, base);
+    }
+    if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_to.row_bytes * rows));
+  }
+}
+
+inline void RowLoop::run_member(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out,
+                                std::byte* base) const {
+  const std::int64_t row = g_.row;
+  const std::span<const Input> ins = inputs_of(m);
+  const std::size_t out_size = itemsize(m.out_dtype), in_size = itemsize(m.kernel.input);
+  const std::byte* at[max_inputs];
+  for (std::size_t k = 0; k < ins.size(); ++k) {
+    const Input& in = ins[k];
+    at[k] = in.place.in_tile(r0, base);
+    if (in.converted_at >= 0) {
+      convert_values(in.from, at[k], m.kernel.input, base + in.converted_at, rows * in.per);
+      at[k] = base + in.converted_at;
+    }
+  }
+  if (!m.reduction) return run_map(m, rows, at, out, out_size, in_size, base);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::byte* dst = out + r * static_cast<std::int64_t>(out_size);
+    const std::byte* row_values = at[0] + r * row * static_cast<std::int64_t>(in_size);
+    if (m.kernel.result == m.out_dtype) {
+      m.kernel.reduce(row_values, row, *m.attrs, dst);
+      continue;
+    }
+    alignas(8) std::byte result[8];
+    m.kernel.reduce(row_values, row, *m.attrs, result);
+    convert_values(m.kernel.result, result, m.out_dtype, dst, 1);
+  }
+}
+
+inline void RowLoop::run_map(const Member& m, std::int64_t rows, const std::byte* const* at, std::byte* out, std::size_t out_size,
+                             std::size_t in_size, std::byte* base) const {
+  const std::int64_t row = g_.row;
+  const std::span<const Input> ins = inputs_of(m);
+  const void* src[max_inputs];
+  const auto kernel = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
+  auto map = [&](std::int64_t first, std::int64_t n) {
+    for (std::size_t k = 0; k < ins.size(); ++k)
+      if (ins[k].fixed_at < 0 && ins[k].filled_at < 0) src[k] = at[k] + first * static_cast<std::int64_t>(in_size);
+    kernel(m.kernel.state, src, out + first * static_cast<std::int64_t>(out_size), n, false);
+  };
+  for (std::size_t k = 0; k < ins.size(); ++k) {
+    if (ins[k].fixed_at >= 0) src[k] = at[k];
+    if (ins[k].filled_at >= 0) src[k] = base + ins[k].filled_at;
+  }
+  const std::int64_t total = rows * m.per;
+  if (!m.per_row_inputs && !m.fixed_inputs) {
+    map(0, total);
+  } else if (!m.per_row_inputs) {
+    for (std::int64_t b = 0; b < total; b += kernels::chunk_size) map(b, std::min(kernels::chunk_size, total - b));
+  } else if (!m.uniform_last && spread_rows() > 1) {
+    // One value per row, read by a full member: each spread over its row, several rows per
+    // call, so that short rows (a channel's H x W) do not cost a call each.
+    for (std::int64_t r = 0; r < rows; r += spread_rows()) {
+      const std::int64_t count = std::min(spread_rows(), rows - r);
+      for (std::size_t k = 0; k < ins.size(); ++k)
+        if (ins[k].filled_at >= 0)
+          for (std::int64_t q = 0; q < count; ++q)
+            fill_values(base + ins[k].filled_at + q * row * static_cast<std::int64_t>(in_size),
+                        at[k] + (r + q) * static_cast<std::int64_t>(in_size), in_size, row);
+      map(r * row, count * row);
+    }
+  } else {
+    // One value per row, read by a full member: a run of the row's value, refilled per row.
+    // A whole row per call where no fixed value (filled to a chunk) is read: spread values
+    // have room for a row.
+    const std::int64_t run = m.fixed_inputs ? std::min(kernels::chunk_size, row) : row;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::size_t k = 0; k < ins.size(); ++k)
+        if (ins[k].filled_at >= 0)
+          fill_values(base + ins[k].filled_at, at[k] + r * static_cast<std::int64_t>(in_size), in_size,
+                      m.uniform_last && k + 1 == ins.size() ? 1 : run);
+      for (std::int64_t b = 0; b < row; b += run) map(r * row + b, std::min(run, row - b));
+    }
+  }
+}
+
+}  // namespace lt::detail

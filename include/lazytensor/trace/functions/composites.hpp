@@ -1,0 +1,82 @@
+#pragma once
+// The composite ops of trace/functions/ (softmax, norms, dropout), defined: built from primitives, so they need no
+// kernel of their own, and compiled once per program, by the implementation
+// (lazytensor/implementation.hpp), never by a file of its own.
+#include <algorithm>
+
+#include "lazytensor/trace/functions/creation.hpp"
+#include "lazytensor/trace/functions/nn.hpp"
+
+namespace lt {
+
+Tensor softmax(const Tensor& x, std::int64_t dim) {
+  Tensor e = exp(x - amax(x, dim, true));
+  return e / sum(e, dim, true);
+}
+
+Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  Tensor shifted = x - amax(x, dim, true);
+  return shifted - log(sum(exp(shifted), dim, true));
+}
+
+Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  int k = normalized_shape.rank();
+  bool fits = x.defined() && k >= 1 && k <= x.dim();
+  for (int i = 0; fits && i < k; ++i) fits = x.shape()[x.dim() - k + i] == normalized_shape[i];
+  if (!fits) op_error("layer_norm", {&x, 1}, "normalized_shape " + normalized_shape.str() + " is not the input's trailing shape");
+  Dims dims;
+  for (int i = x.dim() - k; i < x.dim(); ++i) dims.push_back(i);
+  Tensor mu = mean(x, dims, true);
+  // A Tensor of its own, not part of the expression below: computed once per row, not per element.
+  Tensor inv_std = rsqrt(var(x, dims, 0, true) + eps);
+  Tensor y = (x - mu) * inv_std;
+  if (weight) y = y * *weight;
+  return bias ? y + *bias : y;
+}
+
+Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, bool training, double momentum, double eps) {
+  if (!x.defined() || x.dim() < 2) op_error("batch_norm", {&x, 1}, "expects input [N, C] or [N, C, *]");
+  std::int64_t c = x.size(1);
+  Shape stat_shape = Dims::filled(x.dim(), 1);
+  stat_shape[1] = c;
+  Dims dims;
+  for (int i = 0; i < x.dim(); ++i)
+    if (i != 1) dims.push_back(i);
+  Tensor mu, v;
+  if (training) {
+    std::int64_t count = x.numel() / std::max<std::int64_t>(c, 1);
+    if (count <= 1) op_error("batch_norm", {&x, 1}, "training needs more than one value per channel");
+    mu = mean(x, dims);
+    v = var(x, dims, 0);
+    // The running statistics take the batch's values, not its autograd history.
+    if (running_mean.defined()) running_mean.assign(running_mean * (1 - momentum) + mu.detach() * momentum);
+    if (running_var.defined())
+      running_var.assign(running_var * (1 - momentum) +
+                         v.detach() * (momentum * static_cast<double>(count) / static_cast<double>(count - 1)));
+  } else {
+    if (!running_mean.defined() || !running_var.defined())
+      op_error("batch_norm", {&x, 1}, "eval mode needs running_mean and running_var");
+    mu = running_mean, v = running_var;
+  }
+  // As PyTorch's CPU kernel: a scale and a shift per channel, so that the pass over x (and
+  // its gradient's) is one multiply-add per element, and the gradients of the statistics and
+  // of the affine parameters are sums of [C] values, not passes over x of their own.
+  Tensor inv_std = rsqrt(v.reshape(stat_shape) + eps);
+  Tensor scale = weight ? Tensor(inv_std * weight->reshape(stat_shape)) : inv_std;
+  Tensor shift = bias ? Tensor(bias->reshape(stat_shape) - mu.reshape(stat_shape) * scale)
+                      : Tensor(-(mu.reshape(stat_shape) * scale));
+  return x * scale + shift;
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  if (!(p >= 0 && p <= 1)) op_error("dropout", {&x, 1}, detail::concat("p must be in [0, 1], got ", p));
+  if (!is_floating(x.dtype())) op_error("dropout", {&x, 1}, "expected a floating tensor");
+  if (!training || p == 0) return x;
+  if (p == 1) return zeros_like(x);
+  Tensor keep = rand(x.shape(), x.device()) >= p;
+  return x * (keep.to(x.dtype()) / (1 - p));
+}
+
+}  // namespace lt
