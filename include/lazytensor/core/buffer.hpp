@@ -21,8 +21,7 @@ inline constexpr std::size_t buffer_alignment = 64;
 
 namespace detail {
 /// Blocks of at least this size start on a huge-page boundary and ask the kernel for huge
-/// pages: streamed over with ordinary pages, every 4 KiB costs a TLB miss (a process running
-/// W1 took 65,000 page faults, and W1 written op by op ran about a sixth slower at 1 thread).
+/// pages: streamed over with ordinary pages, every 4 KiB costs a TLB miss and a page fault.
 inline constexpr std::size_t huge_block_bytes = std::size_t{4} << 20;
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 inline std::size_t block_alignment(std::size_t bytes) { return bytes >= huge_block_bytes ? huge_page_bytes : buffer_alignment; }

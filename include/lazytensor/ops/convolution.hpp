@@ -394,8 +394,7 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
   const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, out.shape, yv.shape);
   const std::int64_t weights = g.O * g.patch;
   // Runs of up to 8 images, at most 16 runs. A run's images are multiplied a few at a time,
-  // their columns at most 64K values, which stay in L2 for the product that reads them
-  // (W4's first layer about a tenth faster than with 4M).
+  // their columns at most 64K values, which stay in L2 for the product that reads them.
   std::int64_t runs = std::clamp<std::int64_t>((g.N + 7) / 8, 1, 16);
   runs = std::clamp<std::int64_t>(runs, 1, std::max<std::int64_t>(1, (std::int64_t{1} << 24) / std::max<std::int64_t>(weights, 1)));
   const std::int64_t per_run = std::max<std::int64_t>(1, (g.N + runs - 1) / runs);

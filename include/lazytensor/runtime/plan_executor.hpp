@@ -25,7 +25,7 @@ namespace lt {
 namespace detail {
 
 /// Elements per tile: a tile of every member stays in L2, and each member's kernel call is
-/// long enough to amortise its set-up (2,048 was a quarter slower on W1).
+/// long enough to amortise its set-up.
 inline constexpr std::int64_t tile_elements = 8192;
 
 /// `rows` x `row` elements at `data`, rows `row` apart; a row of one value broadcast along the

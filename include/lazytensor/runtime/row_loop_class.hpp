@@ -20,14 +20,13 @@
 namespace lt::detail {
 
 /// Elements per tile of a group that reduces rows: whole rows, about this many values of each
-/// member. Here (48 KB L1 and 1 MB L2 per core) W2's softmax ran about a tenth faster than with
-/// 1,024 (its 4,096 rows then take 512 tiles, not 4,096, each a few calls).
+/// member, so that short rows share a tile and its calls (measured in benchmarks/README.md).
 inline constexpr std::int64_t row_loop_tile_elements = 8192;
 /// Elements per tile of a group that only maps. Members read their operands one after
 /// another; in short tiles the values passed on stay in L1, and the tile two ahead, fetched
 /// in shares while this one runs, keeps every operand's stream in flight at once, as one
-/// fused loop does. Here W1 written op by op ran about a seventh faster than with 512-element
-/// tiles fetched one ahead; 256 cost more calls than it saved, and 1,024 was slower still.
+/// fused loop does. Shorter tiles cost more calls than they save; longer ones leave L1
+/// (measured in benchmarks/README.md).
 inline constexpr std::int64_t map_loop_tile_elements = 384;
 inline constexpr std::int64_t map_loop_prefetch_tiles = 2;
 /// Elements of one-per-row values spread over their rows for one call of a member: calls

@@ -94,10 +94,9 @@ inline void RowLoop::place_values() {
 inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
   const std::int64_t rows = r1 - r0;
   // A short tile of the externals read in place, map_loop_prefetch_tiles ahead, is fetched
-  // while this one runs, a share before each member: the hardware prefetchers alone left W1
-  // written op by op a fifth slower, and the whole tile at once (at 2 threads) about a
-  // seventh. A long tile is left to them: fetching one ahead in a burst stalled on full miss
-  // buffers (W2 about a tenth slower on a Zen 4 CPU).
+  // while this one runs, a share before each member: the hardware prefetchers alone, or the
+  // whole tile fetched at once, keep fewer streams in flight. A long tile is left to them:
+  // fetching one ahead in a burst stalls on full miss buffers (benchmarks/README.md).
   const std::int64_t ahead = r1 + (map_loop_prefetch_tiles - 1) * tile_rows_;
   const bool prefetch = !prefetches_.empty() && ahead + tile_rows_ <= g_.rows();
   for (std::size_t k : gathered_) {

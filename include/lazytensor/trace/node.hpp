@@ -226,8 +226,7 @@ class NodeMarks {
 /// is read after the last one's pointer: without a prefetch every node waits on memory. Going
 /// down a chain, the next producers were made just before, so lie at lower addresses (the
 /// node pool hands out blocks in order); coming back up, the nodes are on the walk's stack.
-/// Memory's latency covers many nodes' work: with 16 ahead, a walk over 100,000 nodes still
-/// waited, and compiling C1's graph took about 5% longer than with 64.
+/// Memory's latency covers many nodes' work, so the distance is long (benchmarks/README.md).
 inline constexpr std::size_t walk_prefetch_nodes = 64;
 /// The distance between nodes made one after another: a node's pool block also holds the
 /// shared count's header, which std::allocate_shared puts before the node (16 bytes in

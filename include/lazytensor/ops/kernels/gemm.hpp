@@ -44,7 +44,7 @@ enum class GemmLibrary { automatic, small, cblas, eigen };
 
 /// CBLAS where the build found one, except when this code is compiled for AVX-512 and
 /// OpenBLAS runs narrower kernels on the CPU (Debian's 0.3.21 picks its Haswell kernels on AMD
-/// Zen 4): Eigen's 512-bit kernels are then the faster, by about a quarter on one core. Fixed
+/// Zen 4): Eigen's 512-bit kernels are then the faster (benchmarks/README.md). Fixed
 /// for the life of the process, so results do not change from one product to the next.
 inline GemmLibrary preferred_gemm_library() {
 #if defined(LAZYTENSOR_HAVE_CBLAS) && defined(__AVX512F__) && defined(OPENBLAS_VERSION)

@@ -134,8 +134,7 @@ template <class T> struct DivideBy {
 
 /// y with libm's exp in the lanes where x is outside [-bound, bound] or NaN. Out of line and
 /// cold: a call inside the hot loop would make the compiler reload its constants every packet.
-/// The packets come by value, in registers; a reference would need them in memory. (This and
-/// all_within's empty-mask test made W2 about 5% faster at 1 thread.)
+/// The packets come by value, in registers; a reference would need them in memory.
 template <class P>
 [[gnu::noinline, gnu::cold]] P exp_float_outside(P x, P y, float bound) {
   using namespace Eigen::internal;
