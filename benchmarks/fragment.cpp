@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   const std::int64_t n = quick ? (1 << 20) : (1 << 24);
   lt::Tensor a = lt::rand({n}, dev) * 2 - 1, b = lt::rand({n}, dev) * 2 - 1, c = lt::rand({n}, dev) * 2 - 1;
   lt::sync();
+  lt::wait_device_ops();  // the kernel below reads a, b and c's buffers directly
   lt::Tensor y = lt::maximum(a * b + c, 0.0f) * 0.5f - b;  // W1's expression: one fragment
   const lt::Node& node = *y.impl().node;
   std::vector<lt::View> in;
