@@ -72,23 +72,7 @@ class RunCounts : public OpTally {
 /// Runs `d` on `in`, producing a value of Meta `out`: an alias of in[0] where the op is a
 /// view of it, otherwise a contiguous array written by the kernel: `into` when given (a
 /// contiguous array of out's shape and dtype), else a fresh one.
-inline Array execute_op(const OpDesc& d, std::span<const Array> in, const Attrs& attrs, const Meta& out,
-                        const Array* into = nullptr) {
-  constexpr std::size_t inline_inputs = 4;
-  std::array<View, inline_inputs> small;
-  std::vector<View> large;
-  std::span<View> views = in.size() <= inline_inputs ? std::span<View>(small.data(), in.size())
-                                                     : std::span<View>((large.resize(in.size()), large));
-  for (std::size_t k = 0; k < in.size(); ++k) views[k] = in[k].view;
-  count_run(d);
-  if (d.view != nullptr) {
-    View v;
-    if (d.view(views, attrs, v)) return in[0].alias(v);
-  }
-  Array result = into != nullptr ? *into : Array::empty(out.dtype, out.shape);
-  result.view.wrapped_number = out.wrapped_number;
-  if (out.shape.numel() > 0) d.kernel(views, result.view, attrs);
-  return result;
-}
+Array execute_op(const OpDesc& d, std::span<const Array> in, const Attrs& attrs, const Meta& out,
+                        const Array* into = nullptr);
 
 }  // namespace lt

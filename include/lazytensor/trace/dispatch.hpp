@@ -104,15 +104,8 @@ inline Tensor lazy_result(const OpDesc& op, NodeInputs&& nodes, Attrs&& attrs, c
 
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
 /// eager device, leaving autograd out.
-inline Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
-                             Device device) {
-  if (device.is_lazy())
-    return lazy_result(op, input_nodes(inputs), std::move(attrs), out, device);
-  std::vector<Array> arrays;
-  arrays.reserve(inputs.size());
-  for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
-  return Tensor(detail::new_impl(device, out, nullptr, execute_op(op, arrays, attrs, out)));
-}
+Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
+                             Device device);
 
 inline bool any_requires_grad(std::span<const Tensor> inputs) {
   for (const Tensor& t : inputs)
@@ -147,66 +140,12 @@ namespace detail {
 /// made, listed, unlisted and freed for what is only a new value of the same variable. And
 /// where dst's old value is an input of the new one, the state's handle of the old node moves
 /// into the new node: its count, an atomic one, changes neither way.
-inline void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
-                      const Meta& out, Device device) {
-  if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
-      recording_hooks(inputs) != nullptr) {
-    dst = emit(op, inputs, std::move(attrs), out, device);
-    return;
-  }
-  TensorImpl& state = dst.impl();
-  const Node* const old = state.node.get();
-  std::size_t own_at = inputs.size();  // the input that is dst's old value, if any
-  NodePtr node = make_node(op, std::move(attrs), NodeInputs(inputs.size(), [&](std::size_t k) {
-                             if (own_at == inputs.size() && inputs[k].impl_ptr() == dst.impl_ptr()) {
-                               own_at = k;
-                               return borrowed_node(state.node);
-                             }
-                             return inputs[k].impl().node;
-                           }),
-                           out);
-  NodePtr replaced;  // released after the rebind, which releases no last handle
-  const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) __attribute__((always_inline)) {
-    if (t.node.get() != old) return false;  // rebound meanwhile (a barrier): the new node names a stale input
-    t.meta = out;
-    if (own_at < inputs.size()) own_input(node, own_at, std::move(t.node));
-    else replaced = std::move(t.node);
-    t.node = std::move(node);
-    return true;
-  });
-  if (rebound) return;
-  if (own_at < inputs.size()) {
-    if (state.node.get() != old) {
-      dst = emit(op, inputs, Attrs(node->attrs), out, device);
-      return;
-    }
-    own_input(node, own_at, NodePtr(state.node));
-  }
-  dst = Tensor(new_impl(device, out, std::move(node), {}));
-}
+void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
+                      const Meta& out, Device device);
 }  // namespace detail
 
 /// Records `op` on `inputs` (all on one device) or, with no inputs, on `device`.
-inline Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs = {}, Device device = cpu) {
-  constexpr std::size_t inline_inputs = 4;
-  std::array<Meta, inline_inputs> small;
-  std::array<OperandRef, inline_inputs> small_refs;
-  std::vector<Meta> large(inputs.size() > inline_inputs ? inputs.size() : 0);
-  std::vector<OperandRef> large_refs(large.size());
-  std::span<Meta> metas = large.empty() ? std::span<Meta>(small.data(), inputs.size()) : std::span<Meta>(large);
-  std::span<OperandRef> refs =
-      large.empty() ? std::span<OperandRef>(small_refs.data(), inputs.size()) : std::span<OperandRef>(large_refs);
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    refs[k] = operand_ref(inputs[k]);
-    if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
-  }
-  Meta out = check_and_infer(op, refs, metas, attrs, device);
-  if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))
-    if (NodePtr alt = detail::identity_operand(op, std::span(&inputs[0].impl().node, 1), attrs))
-      return detail::lazy_result(op, NodeInputs(1, [&](std::size_t) { return alt; }), std::move(attrs), out,
-                                 inputs[0].device());
-  return emit(op, inputs, std::move(attrs), out, device);
-}
+Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs = {}, Device device = cpu);
 
 inline Tensor record(const OpDesc& op, std::initializer_list<Tensor> inputs, Attrs attrs = {}, Device device = cpu) {
   return record(op, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(attrs), device);

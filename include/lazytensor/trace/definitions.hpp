@@ -1,0 +1,156 @@
+#pragma once
+// trace/'s functions that a program compiles once (IR dumps, recording an op): included by
+// the implementation (lazytensor/implementation.hpp), never by a file of its own.
+#include "lazytensor/trace/debug.hpp"
+#include "lazytensor/trace/dispatch.hpp"
+
+namespace lt::debug::detail {
+
+std::string fragment_text(const Node& n, const NodeIndex& number) {
+  expr::FragmentAttrsReader reader(n.attrs);
+  std::vector<std::string> stack;
+  Attrs a;
+  for (const FragmentStep& s : n.op->body) {
+    if (s.op == nullptr) {
+      stack.push_back("%" + std::to_string(number.at(n.inputs[static_cast<std::size_t>(reader.input_of(s.slot))].get())));
+      continue;
+    }
+    if (s.reads_attrs) reader.next(a);
+    if (s.op->arity == 0) {  // a scalar operand: {dtype, integer value}, {value}
+      std::ostringstream v;
+      auto t = static_cast<DType>(a.ints[0]);
+      if (t == DType::f64) v << a.floats[0];
+      else if (t == DType::boolean) v << (a.ints[1] ? "true" : "false");
+      else v << a.ints[1];
+      stack.push_back(v.str());
+      continue;
+    }
+    std::string call(s.op->name);
+    if (s.reads_attrs) call += "{" + attrs_text(a) + "}";
+    auto arity = static_cast<std::size_t>(s.op->arity);
+    call += "(";
+    for (std::size_t k = stack.size() - arity; k < stack.size(); ++k) call += (k + arity > stack.size() ? ", " : "") + stack[k];
+    stack.resize(stack.size() - arity);
+    stack.push_back(call + ")");
+  }
+  return stack.back();
+}
+
+}  // namespace lt::debug::detail
+
+namespace lt::debug {
+
+std::string ir_text(const std::vector<Tensor>& tensors) {
+  NodeIndex number;
+  std::ostringstream os;
+  os << "IR {\n";
+  for (const Node* n : detail::topo_nodes(tensors, number)) {
+    os << "  %" << number.at(n) << " = " << n->op->name;
+    if (!n->op->body.empty()) {
+      os << "{" << detail::fragment_text(*n, number) << "}";
+    } else {
+      os << "(";
+      for (std::size_t k = 0; k < n->inputs.size(); ++k) os << (k ? ", " : "") << "%" << number.at(n->inputs[k].get());
+      os << ")";
+      if (!n->attrs.ints.empty() || !n->attrs.floats.empty()) os << " {" << detail::attrs_text(n->attrs) << "}";
+    }
+    os << " " << name(n->meta.dtype) << n->meta.shape << "\n";
+  }
+  for (std::size_t k = 0; k < tensors.size(); ++k)
+    if (auto* n = tensors[k].impl().node.get()) os << "  ROOT " << k << " = %" << number.at(n) << "\n";
+  os << "}\n";
+  return os.str();
+}
+
+std::string ir_dot(const std::vector<Tensor>& tensors) {
+  NodeIndex number;
+  std::ostringstream os;
+  os << "digraph G {\n";
+  for (const Node* n : detail::topo_nodes(tensors, number)) {
+    os << "  n" << number.at(n) << " [label=\"" << n->op->name;
+    if (!n->op->body.empty()) os << "\\n" << detail::fragment_text(*n, number);
+    os << "\\n" << name(n->meta.dtype) << n->meta.shape << "\"];\n";
+    for (const NodePtr& in : n->inputs) os << "  n" << number.at(in.get()) << " -> n" << number.at(n) << ";\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace lt::debug
+
+namespace lt::detail {
+
+Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
+                             Device device) {
+  if (device.is_lazy())
+    return lazy_result(op, input_nodes(inputs), std::move(attrs), out, device);
+  std::vector<Array> arrays;
+  arrays.reserve(inputs.size());
+  for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
+  return Tensor(detail::new_impl(device, out, nullptr, execute_op(op, arrays, attrs, out)));
+}
+
+void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
+                      const Meta& out, Device device) {
+  if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
+      recording_hooks(inputs) != nullptr) {
+    dst = emit(op, inputs, std::move(attrs), out, device);
+    return;
+  }
+  TensorImpl& state = dst.impl();
+  const Node* const old = state.node.get();
+  std::size_t own_at = inputs.size();  // the input that is dst's old value, if any
+  NodePtr node = make_node(op, std::move(attrs), NodeInputs(inputs.size(), [&](std::size_t k) {
+                             if (own_at == inputs.size() && inputs[k].impl_ptr() == dst.impl_ptr()) {
+                               own_at = k;
+                               return borrowed_node(state.node);
+                             }
+                             return inputs[k].impl().node;
+                           }),
+                           out);
+  NodePtr replaced;  // released after the rebind, which releases no last handle
+  const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) __attribute__((always_inline)) {
+    if (t.node.get() != old) return false;  // rebound meanwhile (a barrier): the new node names a stale input
+    t.meta = out;
+    if (own_at < inputs.size()) own_input(node, own_at, std::move(t.node));
+    else replaced = std::move(t.node);
+    t.node = std::move(node);
+    return true;
+  });
+  if (rebound) return;
+  if (own_at < inputs.size()) {
+    if (state.node.get() != old) {
+      dst = emit(op, inputs, Attrs(node->attrs), out, device);
+      return;
+    }
+    own_input(node, own_at, NodePtr(state.node));
+  }
+  dst = Tensor(new_impl(device, out, std::move(node), {}));
+}
+
+}  // namespace lt::detail
+
+namespace lt {
+
+Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, Device device) {
+  constexpr std::size_t inline_inputs = 4;
+  std::array<Meta, inline_inputs> small;
+  std::array<OperandRef, inline_inputs> small_refs;
+  std::vector<Meta> large(inputs.size() > inline_inputs ? inputs.size() : 0);
+  std::vector<OperandRef> large_refs(large.size());
+  std::span<Meta> metas = large.empty() ? std::span<Meta>(small.data(), inputs.size()) : std::span<Meta>(large);
+  std::span<OperandRef> refs =
+      large.empty() ? std::span<OperandRef>(small_refs.data(), inputs.size()) : std::span<OperandRef>(large_refs);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    refs[k] = operand_ref(inputs[k]);
+    if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
+  }
+  Meta out = check_and_infer(op, refs, metas, attrs, device);
+  if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))
+    if (NodePtr alt = detail::identity_operand(op, std::span(&inputs[0].impl().node, 1), attrs))
+      return detail::lazy_result(op, NodeInputs(1, [&](std::size_t) { return alt; }), std::move(attrs), out,
+                                 inputs[0].device());
+  return emit(op, inputs, std::move(attrs), out, device);
+}
+
+}  // namespace lt
