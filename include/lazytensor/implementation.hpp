@@ -26,3 +26,4 @@
 #include "lazytensor/ops/kernels/parallel_tbb.hpp"
 #include "lazytensor/optim/updates.hpp"
 #include "lazytensor/nn/functional/definitions.hpp"
+#include "lazytensor/io/definitions.hpp"

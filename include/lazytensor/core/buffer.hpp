@@ -96,6 +96,16 @@ class Buffer {
     return b;
   }
 
+  /// A buffer over `bytes` bytes that another object owns (a mapped file, say): `data`'s
+  /// owner keeps them alive while any copy of the buffer lives. As with allocated buffers, a
+  /// whole last packet past the end must be readable.
+  static Buffer adopt(std::shared_ptr<std::byte> data, std::size_t bytes) {
+    Buffer b;
+    b.data_ = std::move(data);
+    b.bytes_ = bytes;
+    return b;
+  }
+
   std::byte* data() const { return data_.get(); }
   std::size_t bytes() const { return bytes_; }
   explicit operator bool() const { return data_ != nullptr; }
