@@ -8,6 +8,7 @@
 #endif
 #define LAZYTENSOR_IMPLEMENTATION 1
 
+#include "lazytensor/ops/collective.hpp"
 #include "lazytensor/ops/contraction.hpp"
 #include "lazytensor/ops/creation.hpp"
 #include "lazytensor/ops/indexing.hpp"
@@ -26,4 +27,5 @@
 #include "lazytensor/ops/kernels/parallel_tbb.hpp"
 #include "lazytensor/optim/updates.hpp"
 #include "lazytensor/nn/functional/definitions.hpp"
+#include "lazytensor/distributed/definitions.hpp"
 #include "lazytensor/io/definitions.hpp"

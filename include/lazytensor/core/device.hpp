@@ -26,6 +26,9 @@ constexpr Device lazy(int index = 0) { return {Device::Kind::lazy, index}; }
 }  // namespace lt
 
 namespace lt {
+/// Lazy devices a program can address: lazy:0 to lazy:63.
+inline constexpr int max_lazy_devices = 64;
+
 namespace detail {
 // Per thread, so that replica threads can each address their own device later.
 inline thread_local int current_lazy_index = 0;

@@ -71,8 +71,16 @@ class Generator {
   RandomState state_;
 };
 
-/// The generator of the process, shared by the eager and the lazy devices.
+namespace detail {
+/// Set on a replica's thread by lt::launch: each replica draws from a generator of its own, so
+/// that its draws do not depend on how the replicas' threads interleave.
+inline thread_local Generator* replica_generator = nullptr;
+}  // namespace detail
+
+/// The generator of the process (of the replica, on a replica's thread), shared by the eager
+/// and the lazy devices.
 inline Generator& default_generator() {
+  if (detail::replica_generator != nullptr) return *detail::replica_generator;
   static Generator g;
   return g;
 }

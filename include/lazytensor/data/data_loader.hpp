@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "lazytensor/data/dataset.hpp"
 #include "lazytensor/data/prefetcher.hpp"
+#include "lazytensor/data/loader_position.hpp"
 #include "lazytensor/data/sampler.hpp"
 
 namespace lt::data {
@@ -25,6 +27,9 @@ struct DataLoaderOptions {
   bool drop_last = false;
   /// Batches the worker thread keeps ready ahead of the consumer.
   std::int64_t prefetch = 2;
+  /// When set, the indices an epoch reads, given the dataset's size and the epoch (e.g. a
+  /// DistributedSampler); `shuffle` and `seed` are then the sampler's business.
+  std::function<std::vector<std::int64_t>(std::int64_t size, std::uint64_t epoch)> sampler;
 };
 
 /// Batches of `dataset`, each field stacked into a cpu tensor [batch, ...]. Every begin()
@@ -50,8 +55,10 @@ class DataLoader {
   }
 
   /// Batches per epoch.
-  std::int64_t size() const {
-    std::int64_t n = examples(), b = options_.batch_size;
+  std::int64_t size() const { return batches(read_per_epoch()); }
+  /// Batches of an epoch that reads `n` examples.
+  std::int64_t batches(std::int64_t n) const {
+    const std::int64_t b = options_.batch_size;
     return options_.drop_last ? n / b : (n + b - 1) / b;
   }
   const D& dataset() const { return *dataset_; }
@@ -59,6 +66,13 @@ class DataLoader {
   /// The epoch the next begin() starts.
   std::uint64_t epoch() const { return epoch_; }
   void set_epoch(std::uint64_t epoch) { epoch_ = epoch; }
+  /// Resumes at `position`: the next begin() starts epoch position.epoch at its batch
+  /// position.batch, reading none of the batches before it; later epochs start at their first.
+  void set_position(LoaderPosition position) {
+    LT_CHECK(position.batch >= 0, "DataLoader: a position's batch must not be negative, got ", position.batch);
+    epoch_ = position.epoch;
+    first_batch_ = position.batch;
+  }
 
   class iterator {
    public:
@@ -87,10 +101,14 @@ class DataLoader {
 
   /// Starts epoch(), waiting for its first batch, and moves epoch() on.
   iterator begin() {
-    std::vector<std::int64_t> order = epoch_order(examples(), options_.shuffle, options_.seed, epoch_++);
-    std::int64_t batches = size();
+    std::vector<std::int64_t> order = options_.sampler ? options_.sampler(examples(), epoch_)
+                                                       : epoch_order(examples(), options_.shuffle, options_.seed, epoch_);
+    ++epoch_;
+    for (std::int64_t k : order)
+      LT_CHECK(k >= 0 && k < examples(), "DataLoader: the sampler gave index ", k, " of a dataset of ", examples());
+    std::int64_t batches = this->batches(static_cast<std::int64_t>(order.size()));
     auto produce = [dataset = dataset_, order = std::move(order), batches, batch_size = options_.batch_size,
-                    next = std::int64_t{0}]() mutable -> std::optional<batch_type> {
+                    next = std::min(std::exchange(first_batch_, 0), batches)]() mutable -> std::optional<batch_type> {
       if (next == batches) return std::nullopt;
       std::int64_t begin = next++ * batch_size;
       std::int64_t end = std::min(begin + batch_size, static_cast<std::int64_t>(order.size()));
@@ -105,6 +123,10 @@ class DataLoader {
   std::default_sentinel_t end() const { return {}; }
 
  private:
+  /// Examples an epoch reads.
+  std::int64_t read_per_epoch() const {
+    return options_.sampler ? static_cast<std::int64_t>(options_.sampler(examples(), epoch_).size()) : examples();
+  }
   std::int64_t examples() const {
     auto n = static_cast<std::int64_t>(dataset_->size());
     LT_CHECK(n >= 0, "DataLoader: the dataset reports a negative size ", n);
@@ -114,6 +136,7 @@ class DataLoader {
   std::shared_ptr<const D> dataset_;
   DataLoaderOptions options_;
   std::uint64_t epoch_ = 0;
+  std::int64_t first_batch_ = 0;  // where the next epoch starts (set_position)
 };
 
 }  // namespace lt::data

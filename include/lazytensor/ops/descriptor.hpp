@@ -22,6 +22,7 @@ enum class OpKind : std::uint8_t {
   movement,     // rearranges or selects elements (views, cat, gather, ...)
   contraction,  // matmul, conv2d
   window,       // pooling
+  collective,   // exchanges values with the other replicas (ops/collective.hpp): a step of its own
 };
 
 /// Shape, dtype and standing of a value, known at trace time.

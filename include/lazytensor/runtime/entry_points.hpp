@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lazytensor/core/replica.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/runtime/barrier.hpp"
 #include "lazytensor/runtime/values.hpp"
@@ -56,6 +57,13 @@ PlanStats plan_stats(const std::vector<Tensor>& tensors) {
 
 void wait_device_ops() {
   if (!detail::async_enabled()) return;
+  if (detail::replica_slot().group != nullptr) {
+    // A replica waits for its own device: the others' steps and errors are theirs.
+    detail::StepQueue& own = detail::step_queue(detail::current_lazy_index);
+    own.wait_idle();
+    if (std::exception_ptr e = own.take_error()) std::rethrow_exception(e);
+    return;
+  }
   detail::wait_all_steps();
   for (detail::StepQueue& q : detail::step_queues().queues)
     if (std::exception_ptr e = q.take_error()) std::rethrow_exception(e);

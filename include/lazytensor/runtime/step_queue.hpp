@@ -46,6 +46,8 @@ class StepQueue {
 
   StepQueue() = default;
   StepQueue(const StepQueue&) = delete;
+  /// The lazy device whose steps this queue runs.
+  void set_device_index(int index) { index_ = index; }
   StepQueue& operator=(const StepQueue&) = delete;
   /// Runs what is still queued, then joins the thread.
   ~StepQueue() {
@@ -119,6 +121,7 @@ class StepQueue {
   std::shared_ptr<PendingStep> failed_;  // guarded by mu_: the first failed step not yet raised
   std::thread thread_;                   // started by the first enqueue
   std::atomic<std::int64_t> waited_ns_{0};
+  int index_ = 0;
 };
 
 /// The queues of all lazy devices. Made before the first step, so the statics it touches
@@ -127,6 +130,7 @@ struct StepQueues {
   StepQueues() {
     metrics::detail::registry();
     kernels::detail::apply_thread_limit();
+    for (std::size_t k = 0; k < queues.size(); ++k) queues[k].set_device_index(static_cast<int>(k));
   }
   // Metrics read at exit (LT_METRICS_FILE) must not wait on queues being destroyed; the
   // members are destroyed (workers joined) after this body.
@@ -177,7 +181,8 @@ inline void StepQueue::run_here(std::shared_ptr<PendingStep> step, int width, Ru
   bool here = false;
   {
     std::lock_guard lock(mu_);
-    here = !on_step_worker && !running_ && jobs_.empty() && width == tbb::this_task_arena::max_concurrency();
+    here = !on_step_worker && !running_ && jobs_.empty() && index_ == current_lazy_index &&
+           width == tbb::this_task_arena::max_concurrency();
     if (here) {
       running_ = true;
       running_step_ = step.get();
@@ -191,6 +196,12 @@ inline void StepQueue::run_here(std::shared_ptr<PendingStep> step, int width, Ru
 inline void StepQueue::run_job(Job& job) {
   std::vector<Array> values;
   std::exception_ptr error;
+  // A step runs as its device's thread: its collectives reach that device's replica group.
+  struct RunAs {
+    int saved = current_lazy_index;
+    explicit RunAs(int index) { current_lazy_index = index; }
+    ~RunAs() { current_lazy_index = saved; }
+  } run_as(index_);
   auto body = [&] {
     try {
       values = job.run();
@@ -234,7 +245,9 @@ void StepQueue::help_until(Done&& done) {
   } count_wait{waited_ns_, start};
   for (;;) {
     if (done()) return;
-    if (!running_ && !jobs_.empty() && !on_step_worker &&
+    // Only a device's own thread helps: another device's step may wait in a collective for
+    // this thread's replica.
+    if (!running_ && !jobs_.empty() && !on_step_worker && index_ == current_lazy_index &&
         jobs_.front().width == tbb::this_task_arena::max_concurrency()) {
       Job job = std::move(jobs_.front());
       jobs_.pop_front();

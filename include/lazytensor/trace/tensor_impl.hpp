@@ -70,8 +70,6 @@ inline TensorImplPtr make_tensor_impl(Device device, const Meta& meta, NodePtr n
   }
 }
 
-inline constexpr int max_lazy_devices = 64;
-
 /// Per lazy device: the tensors whose values are pending, in the order they were first listed
 /// (the order of tracing, the same in every run of a loop, so that a step's roots and its
 /// plan-cache key are the same too).
