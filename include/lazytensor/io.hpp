@@ -1,4 +1,5 @@
 #pragma once
-// lazytensor files: safetensors save and load, and checkpoints of a whole training run (lt::io,
-// with the main names in lt). Kept out of lazytensor.hpp: it brings nn, optim and data.
+// lazytensor files: safetensors save and load, and checkpoints of a whole training run.
+// Kept out of lazytensor.hpp: it brings nn, optim and the data loader's position.
+#include "lazytensor/io/checkpoint.hpp"
 #include "lazytensor/io/safetensors.hpp"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lazytensor/autograd/grad_mode.hpp"
+#include "lazytensor/optim/state_dict.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 
 namespace lt::optim {
@@ -48,10 +49,33 @@ class Optimizer {
     lr_ = lr;
   }
   const std::vector<Tensor>& parameters() const { return params_; }
-  /// Calls of step() so far.
+  /// Calls of step() so far (restored by load_state_dict where the state holds it).
   long steps() const { return steps_; }
 
+  /// The state in PyTorch's layout and names (optim/state_dict.hpp): the state tensors share
+  /// the optimizer's values. An optimizer without state of its own keeps only "lr".
+  virtual OptimizerState state_dict() const { return {{}, {group({{"lr", lr()}})}}; }
+  /// Restores a state_dict(): hyper-parameters, learning rate, state tensors (moved to each
+  /// parameter's device and dtype). Everything is checked first: a state that does not fit
+  /// raises lt::Error and changes nothing.
+  virtual void load_state_dict(const OptimizerState& state) {
+    detail::check_layout("Optimizer", state, params_, {});
+    detail::GroupReader options(detail::group_where("Optimizer"), state.param_groups[0].options);
+    options.check_keys({"lr"});
+    double lr = options.number("lr");
+    LT_CHECK(lr >= 0, "Optimizer.load_state_dict: the learning rate must not be negative, got ", lr);
+    set_lr(lr);
+  }
+
  protected:
+  void set_steps(long steps) { steps_ = steps; }
+  /// The one param group, over every parameter, with `options`.
+  ParamGroup group(Hyperparameters options) const {
+    ParamGroup g{std::move(options), {}};
+    for (std::size_t k = 0; k < params_.size(); ++k) g.params.push_back(static_cast<std::int64_t>(k));
+    return g;
+  }
+
   /// Updates parameter `index` (`p`) with its gradient `g`, under no_grad.
   virtual void update(std::size_t index, Tensor& p, const Tensor& g) = 0;
 

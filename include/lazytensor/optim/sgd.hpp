@@ -17,18 +17,52 @@ class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions options = {})
       : Optimizer("SGD", std::move(params), options.lr), options(options), momentum_(parameters().size()) {
-    LT_CHECK(options.momentum >= 0, "SGD: momentum must not be negative, got ", options.momentum);
-    LT_CHECK(options.weight_decay >= 0, "SGD: weight_decay must not be negative, got ", options.weight_decay);
-    LT_CHECK(!options.nesterov || (options.momentum > 0 && options.dampening == 0),
-             "SGD: Nesterov momentum needs a positive momentum and zero dampening");
+    check(options);
   }
 
   SGDOptions options;  // lr lives in the optimizer (lr(), set_lr())
+
+  /// PyTorch's layout: state {i: {"momentum_buffer"}} for the parameters that have one, and a
+  /// group of lr, momentum, dampening, weight_decay, nesterov (and maximize, off).
+  OptimizerState state_dict() const override {
+    OptimizerState s{{}, {group({{"lr", lr()},
+                                 {"momentum", options.momentum},
+                                 {"dampening", options.dampening},
+                                 {"weight_decay", options.weight_decay},
+                                 {"nesterov", options.nesterov},
+                                 {"maximize", false}})}};
+    for (std::size_t k = 0; k < momentum_.size(); ++k)
+      if (momentum_[k].defined()) s.state[static_cast<std::int64_t>(k)]["momentum_buffer"] = momentum_[k].detach();
+    return s;
+  }
+  void load_state_dict(const OptimizerState& s) override {
+    detail::check_layout("SGD", s, parameters(), {"momentum_buffer"});
+    detail::GroupReader g(detail::group_where("SGD"), s.param_groups[0].options);
+    g.check_keys({"lr", "momentum", "dampening", "weight_decay", "nesterov"});
+    SGDOptions o{.lr = g.number("lr"), .momentum = g.number("momentum"), .dampening = g.number("dampening"),
+                 .weight_decay = g.number("weight_decay"), .nesterov = g.flag("nesterov")};
+    check(o);
+    LT_CHECK(o.lr >= 0, "SGD.load_state_dict: the learning rate must not be negative, got ", o.lr);
+    std::vector<Tensor> buffers(parameters().size());
+    for (auto& [k, entry] : s.state)
+      buffers[static_cast<std::size_t>(k)] =
+          detail::state_value(entry.at("momentum_buffer"), parameters()[static_cast<std::size_t>(k)]);
+    options = o;
+    set_lr(o.lr);
+    momentum_ = std::move(buffers);
+  }
 
  protected:
   void update(std::size_t k, Tensor& p, const Tensor& grad) override;  // optim/updates.hpp
 
  private:
+  static void check(const SGDOptions& o) {
+    LT_CHECK(o.momentum >= 0, "SGD: momentum must not be negative, got ", o.momentum);
+    LT_CHECK(o.weight_decay >= 0, "SGD: weight_decay must not be negative, got ", o.weight_decay);
+    LT_CHECK(!o.nesterov || (o.momentum > 0 && o.dampening == 0),
+             "SGD: Nesterov momentum needs a positive momentum and zero dampening");
+  }
+
   std::vector<Tensor> momentum_;
 };
 
