@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,10 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <limits>
+#include <span>
+#include <utility>
 #include <fstream>
 #include <random>
 #include <string>
@@ -161,6 +166,108 @@ TEST_F(PersistentCacheInProcess, DamagedEntriesAreCountedMissesWithRightResults)
   EXPECT_EQ(step(2.0f), expected(2.0f));
   EXPECT_EQ(metrics::counter("PersistentCacheHit"), hits + 1);
   EXPECT_EQ(metrics::counter("UncachedCompile"), compiled);
+}
+
+/// The one entry in `dir`.
+fs::path only_entry(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".ltplan") entries.push_back(e.path());
+  EXPECT_EQ(entries.size(), 1u);
+  return entries.empty() ? fs::path() : entries[0];
+}
+
+/// Rewrites the entry at `path` with its plan changed by `forge`, and a checksum that fits:
+/// what anyone who can write the directory can do.
+void forge_entry(const fs::path& path, const std::function<void(Plan&)>& forge) {
+  std::vector<char> bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  detail::EntryHeader h{};
+  ASSERT_GE(bytes.size(), sizeof h);
+  std::memcpy(&h, bytes.data(), sizeof h);
+  Plan plan = deserialize_plan(std::span(reinterpret_cast<const std::byte*>(bytes.data()) + sizeof h, bytes.size() - sizeof h));
+  forge(plan);
+  std::vector<std::byte> payload = serialize_plan(plan);
+  h.payload_bytes = payload.size();
+  h.checksum = hash_bytes(payload.data(), payload.size(), h.key);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(&h), sizeof h);
+  out.write(reinterpret_cast<const char*>(payload.data()), static_cast<std::streamsize>(payload.size()));
+}
+
+TEST_F(PersistentCacheInProcess, ForgedEntriesWithRecomputedChecksumsAreCountedMisses) {
+  // A row group over rows of 5: the forged row below is the one once taken as a hit.
+  step(0.5f);
+  wait_device_ops();
+  const fs::path entry = only_entry(dir_.path());
+  ASSERT_FALSE(entry.empty());
+  auto row_group = [](Plan& p) -> FusionGroup& {
+    for (FusionGroup& g : p.groups)
+      if (g.reduced_from >= 0 && g.members.size() > 1) return g;
+    ADD_FAILURE() << "no row group";
+    return p.groups.at(0);
+  };
+  const std::vector<std::pair<std::string, std::function<void(Plan&)>>> forgeries = {
+      {"a longer row", [&](Plan& p) { row_group(p).row = 16645921; }},
+      {"a larger group shape", [&](Plan& p) { row_group(p).shape[0] *= 1000; }},
+      {"an extent of INT64_MAX", [](Plan& p) { p.nodes.back().meta.shape = Shape{std::numeric_limits<std::int64_t>::max()}; }},
+      {"edges out of order", [](Plan& p) { p.inputs.offsets[1] = static_cast<int>(p.inputs.flat.size()) + 64; }},
+      {"the steps reversed", [](Plan& p) { std::reverse(p.steps.begin(), p.steps.end()); }},
+      {"a root in the arena", [](Plan& p) {
+         p.arena_offset[static_cast<std::size_t>(p.roots[0])] = 0;
+         p.stats.arena_bytes += 4096;
+       }},
+  };
+  for (const auto& [what, forge] : forgeries) {
+    plan_cache().clear();
+    step(0.5f);  // rewrites a sound entry
+    wait_device_ops();
+    forge_entry(entry, forge);
+    plan_cache().clear();
+    std::int64_t bad = metrics::counter("PersistentCacheDeserializeFailure"), hits = metrics::counter("PersistentCacheHit");
+    EXPECT_EQ(step(1.25f), expected(1.25f)) << what;
+    EXPECT_EQ(metrics::counter("PersistentCacheDeserializeFailure"), bad + 1) << what;
+    EXPECT_EQ(metrics::counter("PersistentCacheHit"), hits) << what;
+    wait_device_ops();
+  }
+}
+
+TEST_F(PersistentCacheInProcess, AnythingButAFilePlantedAsAnEntryIsABadEntry) {
+  step(0.5f);
+  wait_device_ops();
+  const fs::path entry = only_entry(dir_.path());
+  ASSERT_FALSE(entry.empty());
+  auto expect_bad = [&](const std::string& what) {
+    plan_cache().clear();
+    std::int64_t bad = metrics::counter("PersistentCacheDeserializeFailure");
+    EXPECT_EQ(step(2.5f), expected(2.5f)) << what;  // a FIFO read would block here
+    EXPECT_EQ(metrics::counter("PersistentCacheDeserializeFailure"), bad + 1) << what;
+    wait_device_ops();
+  };
+  fs::remove(entry);
+  ASSERT_EQ(::mkfifo(entry.c_str(), 0644), 0);
+  detail::persistent_cache().open(dir_.path(), /*readonly=*/true);  // nothing replaces it
+  expect_bad("a FIFO");
+  fs::remove(entry);
+  fs::create_symlink("/dev/zero", entry);
+  expect_bad("a link to /dev/zero");
+}
+
+TEST(PersistentCache, StaleTemporaryFilesAreRemovedWhenTheDirectoryIsOpened) {
+  TempDir dir;
+  const fs::path stale = dir.path() / "0123456789abcdef-0123456789abcdef.ltplan.tmp.4242.00000000deadbeef";
+  const fs::path fresh = dir.path() / "0123456789abcdef-0123456789abcdef.ltplan.tmp.4343.00000000deadbeef";
+  const fs::path other = dir.path() / "notes.txt";
+  for (const fs::path& p : {stale, fresh, other}) std::ofstream(p) << "x";
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  fs::last_write_time(other, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  EXPECT_EQ(detail::PersistentCache::remove_stale_temporaries(dir.path()), 1u);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh)) << "a live writer's file";
+  EXPECT_TRUE(fs::exists(other));
 }
 
 TEST_F(PersistentCacheInProcess, AnUnwritableDirectoryDegradesToNoStoring) {

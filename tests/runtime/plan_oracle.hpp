@@ -28,7 +28,8 @@ inline bool same_bits(const Array& a, const Array& b) {
 }
 
 /// Runs the results of `plan` on `schedule` and the reference executor on the same graph,
-/// without cutting it, and expects the same bits.
+/// without cutting it, and expects the same bits. The plan read back from its bytes, as the
+/// disk cache reads it, passes the loader's checks and is the same plan.
 inline void expect_same_bits_as_reference(const Plan& plan, const Schedule& schedule, const std::vector<Tensor>& ts,
                                           const std::string& where) {
   std::vector<NodePtr> roots = roots_of(ts);
@@ -37,6 +38,15 @@ inline void expect_same_bits_as_reference(const Plan& plan, const Schedule& sche
   if (fused.size() != reference.size()) return;
   for (std::size_t k = 0; k < fused.size(); ++k)
     EXPECT_TRUE(same_bits(fused[k], reference[k])) << where << ": root " << k << "\n" << debug::ir_text(ts);
+  Plan loaded;
+  try {
+    loaded = deserialize_plan(serialize_plan(plan));
+  } catch (const Error& e) {
+    ADD_FAILURE() << where << ": the loader refuses the compiled plan: " << e.what() << "\n" << debug::ir_text(ts);
+    return;
+  }
+  EXPECT_EQ(first_difference(loaded, schedule), -1) << where;
+  EXPECT_TRUE(serialize_plan(loaded) == serialize_plan(plan)) << where;
 }
 
 /// Plans the pending graph of `ts`, runs it both ways and compares bit for bit.

@@ -1,16 +1,20 @@
 #pragma once
 // A Plan as bytes, and back. Plans are data (positions, shapes, op ids), so a plan read from
 // disk runs like one just compiled: kernels come from the live graph's nodes. The reader
-// trusts nothing: every count, index and size is checked before use, and a bad one raises
-// lt::Error, never reads out of bounds.
+// trusts nothing, its checksum included: every count, offset, index and size is checked
+// before use (offsets all before any list is walked, sizes with overflow checks), then the
+// plan as a whole (plan_check.hpp); a bad one raises lt::Error, never reads out of bounds.
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "lazytensor/compile/plan.hpp"
+#include "lazytensor/compile/plan_check.hpp"
+#include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/ops/registry.hpp"
 
 namespace lt {
@@ -74,10 +78,8 @@ class PlanReader {
     auto rank = get<std::uint8_t>();
     LT_CHECK(rank <= max_rank, "plan: rank ", int(rank), " is out of range");
     Shape s = Shape::filled(rank, 0);
-    for (int d = 0; d < rank; ++d) {
-      s[d] = get<std::int64_t>();
-      LT_CHECK(s[d] >= 0, "plan: a negative extent");
-    }
+    for (int d = 0; d < rank; ++d) s[d] = get<std::int64_t>();
+    checked_numel(s, "plan: a shape");
     return s;
   }
   Meta get_meta() {
@@ -98,46 +100,6 @@ class PlanReader {
 
 inline void check_position(std::int64_t p, std::size_t n, const char* what) {
   LT_CHECK(p >= 0 && static_cast<std::size_t>(p) < n, "plan: ", what, " ", p, " is out of range");
-}
-
-/// A group member runs the kind of op its role runs on tiles: an elementwise op or a fragment
-/// (full or one per row), a reduction (one per row), a constant, or a tiled product.
-inline void check_member_op(OpId id, MemberRole role) {
-  const OpDesc* op = find_op(id);
-  bool fits = false;
-  switch (role) {
-    case MemberRole::full: fits = id == OpId::fragment || (op != nullptr && op->kind == OpKind::elementwise); break;
-    case MemberRole::row:
-      fits = id == OpId::fragment || (op != nullptr && (op->kind == OpKind::elementwise || op->kind == OpKind::reduction));
-      break;
-    case MemberRole::constant: fits = op != nullptr && op->kind == OpKind::creation && op->arity == 0; break;
-    case MemberRole::product: fits = op != nullptr && op->tiled != nullptr; break;
-  }
-  LT_CHECK(fits, "plan: op ", static_cast<int>(id), " cannot run as this group member");
-}
-
-/// A group led by a product is what make_plan builds: the product first, reading whole values
-/// of their own shapes, then members over its full output shape, reading it over that shape.
-inline void check_product_group(const Plan& plan, const FusionGroup& g) {
-  const GroupMember& product = g.members[0];
-  const OpDesc* op = find_op(plan.nodes[static_cast<std::size_t>(product.position)].op);
-  LT_CHECK(op != nullptr && op->tiled != nullptr && g.row == 1 && g.reduced_from == -1 &&
-               plan.nodes[static_cast<std::size_t>(product.position)].meta.shape == g.shape,
-           "plan: a malformed product group");
-  for (int k : product.inputs) {
-    LT_CHECK(k < 0, "plan: a product reads inside its group");
-    const GroupExternal& e = g.externals[static_cast<std::size_t>(-1 - static_cast<std::int64_t>(k))];
-    LT_CHECK(e.index_space == plan.nodes[static_cast<std::size_t>(e.position)].meta.shape, "plan: a product input of the wrong shape");
-  }
-  for (std::size_t i = 1; i < g.members.size(); ++i) {
-    const GroupMember& m = g.members[i];
-    const Meta& meta = plan.nodes[static_cast<std::size_t>(m.position)].meta;
-    LT_CHECK((m.role == MemberRole::full && meta.shape == g.shape) || (m.role == MemberRole::constant && meta.shape.rank() == 0),
-             "plan: a malformed member of a product group");
-    for (int k : m.inputs)
-      LT_CHECK(k >= 0 || g.externals[static_cast<std::size_t>(-1 - static_cast<std::int64_t>(k))].index_space == g.shape,
-               "plan: an epilogue input of the wrong index space");
-  }
 }
 
 }  // namespace detail
@@ -190,14 +152,16 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
   detail::PlanReader r(bytes);
   Plan plan;
   plan.key = r.get<hash_t>();
-  const std::size_t n = r.count(4);
+  LT_CHECK(bytes.size() < static_cast<std::size_t>(std::numeric_limits<int>::max()), "plan: ", bytes.size(),
+           " bytes is too large");  // positions and list offsets are ints
+  const std::size_t n = r.count(13);  // op, rank, dtype, flag, word count
   plan.nodes.resize(n);
   for (PlanNode& node : plan.nodes) {
     auto op = r.get<std::uint16_t>();
     LT_CHECK(op < op_id_limit, "plan: op id ", op, " is out of range");
     node.op = static_cast<OpId>(op);
     node.meta = r.get_meta();
-    plan.value_elements += node.meta.shape.numel();
+    plan.value_elements = checked_add(plan.value_elements, node.meta.shape.numel(), "plan: the step's elements");
     std::vector<std::int64_t> words = r.get_all<std::int64_t>();
     plan.words.flat.insert(plan.words.flat.end(), words.begin(), words.end());
     plan.words.close_list();
@@ -207,29 +171,27 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
   const auto& offsets = plan.inputs.offsets;
   LT_CHECK(offsets.size() == n + 1 && offsets[0] == 0 && static_cast<std::size_t>(offsets[n]) == plan.inputs.flat.size(),
            "plan: malformed edges");
-  for (std::size_t p = 0; p < n; ++p) {
-    LT_CHECK(offsets[p] <= offsets[p + 1], "plan: malformed edges");
+  // Every offset first: a list is walked only once all of them are known to lie in order.
+  for (std::size_t p = 0; p < n; ++p) LT_CHECK(offsets[p] <= offsets[p + 1], "plan: malformed edges");
+  for (std::size_t p = 0; p < n; ++p)
     for (int q : plan.inputs[p]) LT_CHECK(q >= 0 && static_cast<std::size_t>(q) < p, "plan: node ", p, " reads a later node");
-  }
   plan.roots = r.get_all<int>();
   for (int root : plan.roots) check_position(root, n, "root");
   std::vector<PlanStep> steps(r.count(8));  // checked once the groups are known
   for (PlanStep& s : steps) s.position = r.get<int>(), s.group = r.get<int>();
-  plan.groups.resize(r.count(8));
+  plan.groups.resize(r.count(29));  // shape rank, row, first reduced dim, two counts
   for (FusionGroup& g : plan.groups) {
     g.shape = r.get_shape();
     g.row = r.get<std::int64_t>();
     g.reduced_from = r.get<int>();
     LT_CHECK(g.row >= 1 && g.reduced_from >= -1 && g.reduced_from <= g.shape.rank(), "plan: a malformed group");
-    g.members.resize(r.count(8));
+    g.members.resize(r.count(13));  // position, role, input count
     for (GroupMember& m : g.members) {
       m.position = r.get<int>();
       check_position(m.position, n, "group member");
       auto role = r.get<std::uint8_t>();
       LT_CHECK(role <= static_cast<std::uint8_t>(MemberRole::product), "plan: member role ", int(role), " is out of range");
       m.role = static_cast<MemberRole>(role);
-      LT_CHECK(m.role != MemberRole::product || &m == g.members.data(), "plan: a product that does not lead its group");
-      detail::check_member_op(plan.nodes[static_cast<std::size_t>(m.position)].op, m.role);
       m.inputs = r.get_all<int>();
     }
     g.externals.resize(r.count(5));
@@ -243,7 +205,6 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
         LT_CHECK(k < 0 ? static_cast<std::size_t>(-1 - static_cast<std::int64_t>(k)) < g.externals.size()
                        : static_cast<std::size_t>(k) < i,
                  "plan: a group member reads past its group");
-    if (g.led_by_product()) detail::check_product_group(plan, g);
   }
   for (const PlanStep& s : steps) {
     check_position(s.position, n, "step");
@@ -257,15 +218,11 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
   for (int* v : {&st.kernels, &st.views, &st.fused_groups, &st.fused_ops, &st.row_groups, &st.gemm_epilogues}) *v = r.get<int>();
   st.intermediate_bytes = r.get<std::int64_t>();
   st.arena_bytes = r.get<std::int64_t>();
-  LT_CHECK(st.arena_bytes >= 0, "plan: a negative arena size");
-  for (std::size_t p = 0; p < n; ++p) {
-    std::int64_t offset = plan.arena_offset[p];
-    if (offset < 0) continue;
-    const Meta& m = plan.nodes[p].meta;
-    std::int64_t bytes_needed = m.shape.numel() * static_cast<std::int64_t>(itemsize(m.dtype));
-    LT_CHECK(offset <= st.arena_bytes && bytes_needed <= st.arena_bytes - offset, "plan: node ", p, " lies outside the arena");
-  }
+  LT_CHECK(st.arena_bytes >= 0 && st.intermediate_bytes >= 0, "plan: a negative size");
+  for (int v : {st.kernels, st.views, st.fused_groups, st.fused_ops, st.row_groups, st.gemm_epilogues})
+    LT_CHECK(v >= 0, "plan: a negative count");
   LT_CHECK(r.done(), "plan: trailing bytes");
+  check_plan(plan);
   return plan;
 }
 

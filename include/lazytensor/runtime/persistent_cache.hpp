@@ -3,14 +3,18 @@
 // share. A file is named by the graph key and a tag of the build (library version, compiler,
 // ISA), so builds never read each other's plans. It is written to a temporary file, flushed to
 // disk and renamed into place, so a reader sees a whole entry or none; its payload carries a
-// checksum. A corrupt, truncated or foreign entry is a miss (counted), never a crash; a
-// directory that cannot be written degrades to reading only, with one warning.
+// checksum. A corrupt, truncated, foreign or forged entry is a miss (counted), never a crash
+// or a wrong result: the checksum only catches accidents, and every entry is checked as
+// untrusted input (plan_io.hpp). A directory that cannot be written degrades to reading only,
+// with one warning. Temporary files left by killed writers are removed when the directory is
+// opened for writing, once they are old enough that no live writer can own them.
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lazytensor/compile/plan_io.hpp"
@@ -70,6 +75,11 @@ struct EntryHeader {
   hash_t checksum;
 };
 
+/// The largest entry read: plans of the largest graphs take megabytes.
+inline constexpr std::uintmax_t max_entry_bytes = std::uintmax_t{1} << 30;
+/// A temporary file this old belongs to no live writer: a writer renames it within one store.
+inline constexpr std::chrono::minutes stale_temporary_age{10};
+
 inline std::string hex(hash_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -108,6 +118,22 @@ class PersistentCache {
       return;
     }
     enabled_ = true;
+    if (!readonly) remove_stale_temporaries(dir);
+  }
+
+  /// Removes the temporary entries of writers killed before their rename (`*.ltplan.tmp.*`
+  /// older than stale_temporary_age); returns how many.
+  static std::size_t remove_stale_temporaries(const std::filesystem::path& dir) {
+    std::size_t removed = 0;
+    std::error_code ec;
+    const auto now = std::filesystem::file_time_type::clock::now();
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.find(".ltplan.tmp.") == std::string::npos || !it->is_regular_file(ec)) continue;
+      const auto written = std::filesystem::last_write_time(it->path(), ec);
+      if (!ec && now - written > stale_temporary_age && std::filesystem::remove(it->path(), ec)) ++removed;
+    }
+    return removed;
   }
   void close() {
     std::lock_guard lock(mu_);
@@ -193,15 +219,27 @@ class PersistentCache {
  private:
   std::filesystem::path entry_path(hash_t key) const { return dir_ / (hex(key) + "-" + hex(build_tag()) + ".ltplan"); }
 
+  /// Reads the entry at `path`: false where there is none. Only a regular file is read (a
+  /// FIFO or device planted under an entry's name would block or never end), through no
+  /// link; one too large to be a plan is read as empty bytes, a bad entry.
   static bool read_file(const std::filesystem::path& path, std::vector<std::byte>& out) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    in.seekg(0, std::ios::end);
-    std::streamoff size = in.tellg();
-    if (size < 0) return false;
-    in.seekg(0);
-    out.resize(static_cast<std::size_t>(size));
-    return static_cast<bool>(in.read(reinterpret_cast<char*>(out.data()), size));
+    out.clear();
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) return errno != ENOENT && errno != ENOTDIR;  // a link or worse: a bad entry
+    struct stat st {};
+    bool ok = ::fstat(fd, &st) == 0;
+    if (ok && S_ISREG(st.st_mode) && static_cast<std::uintmax_t>(st.st_size) <= max_entry_bytes) {
+      out.resize(static_cast<std::size_t>(st.st_size));
+      std::size_t got = 0;
+      while (ok && got < out.size()) {
+        ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+        if (n > 0) got += static_cast<std::size_t>(n);
+        else ok = n < 0 && errno == EINTR;
+      }
+      out.resize(got);  // shorter than its size said: a truncated entry
+    }
+    ::close(fd);
+    return true;
   }
 
   static Plan parse(const std::vector<std::byte>& bytes, hash_t key) {
