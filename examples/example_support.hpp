@@ -7,14 +7,16 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <lazytensor/data.hpp>
 
-/// [--epochs N] [--dir DIR] [--fake-data]
+/// [--epochs N] [--dir DIR] [--fake-data] [--replicas R]
 struct ExampleOptions {
   int epochs = 3;
   bool fake = false;
   std::string dir{lt::data::FashionMnist::default_directory};
+  int replicas = 1;
 
   /// The options, or nothing (after printing the usage) when the command line is wrong.
   static std::optional<ExampleOptions> parse(int argc, char** argv) {
@@ -23,8 +25,9 @@ struct ExampleOptions {
       if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc) o.epochs = std::atoi(argv[++i]);
       else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) o.dir = argv[++i];
       else if (!std::strcmp(argv[i], "--fake-data")) o.fake = true;
+      else if (!std::strcmp(argv[i], "--replicas") && i + 1 < argc) o.replicas = std::atoi(argv[++i]);
       else {
-        std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data]\n";
+        std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data] [--replicas R]\n";
         return std::nullopt;
       }
     }
@@ -32,15 +35,22 @@ struct ExampleOptions {
   }
 };
 
-/// The share of `source`'s examples whose largest score from `scores(x)` is the label. The
-/// count stays on the device until the end: one read, not one per batch.
+/// Examples of `source` whose largest score from `scores(x)` is the label, and examples seen.
+/// The count stays on the device until the end: one read, not one per batch.
 template <class Source, class Scores>
-double classification_accuracy(Source& source, lt::Device dev, Scores&& scores) {
+std::pair<std::int64_t, std::int64_t> classified(Source& source, lt::Device dev, Scores&& scores) {
   lt::Tensor correct = lt::zeros({}, dev, lt::i64);
   std::int64_t seen = 0;
   for (auto [x, y] : lt::data::DeviceLoader(source, dev)) {
     correct = lt::Tensor(correct + lt::Tensor(scores(x).argmax(1) == y).sum());
     seen += x.size(0);
   }
-  return seen ? static_cast<double>(correct.item<std::int64_t>()) / static_cast<double>(seen) : 0.0;
+  return {correct.item<std::int64_t>(), seen};
+}
+
+/// The share of `source`'s examples whose largest score from `scores(x)` is the label.
+template <class Source, class Scores>
+double classification_accuracy(Source& source, lt::Device dev, Scores&& scores) {
+  auto [correct, seen] = classified(source, dev, std::forward<Scores>(scores));
+  return seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
 }

@@ -2,10 +2,14 @@
 // with momentum from lt::optim, batches moved ahead of their step by a DeviceLoader. Each step
 // traces forward, backward and update; the loader's barrier runs them as one cached plan.
 //
-//   mnist [--epochs N] [--dir DIR] [--fake-data]
+//   mnist [--epochs N] [--dir DIR] [--fake-data] [--replicas R]
 //
 // Reads Debian's dataset-fashion-mnist by default; --fake-data trains on one seeded random
-// batch instead (no files needed; the accuracy then means nothing).
+// batch instead (no files needed; the accuracy then means nothing). --replicas R trains data
+// parallel: R replicas (under mpirun -np P, P x R), each on its share of every global batch
+// of 128, their gradients averaged by lt::optimizer_step; only the master prints.
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +18,7 @@
 #include <string>
 
 #include <lazytensor/data.hpp>
+#include <lazytensor/distributed.hpp>
 #include <lazytensor/nn.hpp>
 #include <lazytensor/optim.hpp>
 
@@ -36,6 +41,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 /// current step's loss would run the forward pass on its own, apart from the step).
 template <class Source>
 double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, lt::Device dev, int epoch, long steps) {
+  const bool master = lt::is_master_ordinal();
   model.train();
   auto start = Clock::now();
   long step = 0;
@@ -48,45 +54,58 @@ double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, l
                  previous_loss.item<float>());
   };
   for (auto [data, target] : lt::data::DeviceLoader(source, dev)) {
-    if (step > 0 && step % 20 == 0) draw(step);
+    if (master && step > 0 && step % 20 == 0) draw(step);
     optimizer.zero_grad();
     lt::Tensor loss = F::nll_loss(model.forward(data), target);
     loss.backward();
-    optimizer.step();
+    lt::optimizer_step(optimizer);  // the replicas' mean gradient; with one replica, step()
     previous_loss = loss;
     ++step;
   }
   double seconds = seconds_since(start);
-  if (step > 0) draw(step);
-  std::fprintf(stderr, "\n");
+  if (master && step > 0) draw(step);
+  if (master) std::fprintf(stderr, "\n");
   return seconds;
 }
 
+/// The accuracy over every replica's share of the test set.
 template <class Source>
 double test_accuracy(MnistNet& model, Source& source, lt::Device dev) {
   model.eval();
   lt::no_grad guard;
-  return classification_accuracy(source, dev, [&](const lt::Tensor& x) { return model.forward(x); });
+  auto [mine_correct, mine_seen] = classified(source, dev, [&](const lt::Tensor& x) { return model.forward(x); });
+  using Counts = std::array<std::int64_t, 2>;
+  auto [correct, seen] = lt::mesh_reduce("accuracy", Counts{mine_correct, mine_seen}, [](std::vector<Counts> all) {
+    Counts total{0, 0};
+    for (auto [c, s] : all) total = {total[0] + c, total[1] + s};
+    return total;
+  });
+  return seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::optional<ExampleOptions> options = ExampleOptions::parse(argc, argv);
-  if (!options) return 2;
-  const auto [epochs, fake, dir] = *options;
+/// One replica's run: the model, its share of the data, the loop.
+int run_replica(const ExampleOptions& options) {
+  const auto [epochs, fake, dir, replicas] = options;
+  const bool master = lt::is_master_ordinal();
+  const int world = lt::world_size();
   lt::manual_seed(1);
   const lt::Device dev = lt::device();
   MnistNet model;
   model.to(dev);
+  lt::broadcast_master_param(model);
   lt::optim::SGD optimizer(model.parameters(), {.lr = 0.01, .momentum = 0.5});
+  if (batch_size % world != 0) {
+    if (master) std::cerr << "the replicas (" << world << ") must divide the batch of " << batch_size << '\n';
+    return 2;
+  }
+  const std::int64_t share = batch_size / world;  // of every global batch
   try {
     if (fake) {
       const long steps = 100;
-      auto data = lt::data::fake_data({batch_size, 1, 28, 28}, 10, steps, /*seed=*/1);
+      auto data = lt::data::fake_data({share, 1, 28, 28}, 10, steps, /*seed=*/1 + static_cast<std::uint64_t>(lt::ordinal()));
       for (int e = 1; e <= epochs; ++e) {
         double s = train_epoch(model, optimizer, data, dev, e, steps);
-        std::printf("epoch %d: %.2f ms per step (fake data)\n", e, 1e3 * s / steps);
+        if (master) std::printf("epoch %d: %.2f ms per step (fake data)\n", e, 1e3 * s / steps);
       }
     } else {
       // Normalised once at load with the training set's pixel mean and deviation.
@@ -94,18 +113,38 @@ int main(int argc, char** argv) {
       lt::data::FashionMnist train(dir, {.transform = normalize});
       lt::data::FashionMnist test(dir, {.split = lt::data::Split::test, .transform = normalize});
       // drop_last keeps every step's shapes the same, so one plan serves the whole epoch.
-      lt::data::DataLoader train_loader(train, {.batch_size = batch_size, .shuffle = true, .seed = 1, .drop_last = true});
-      lt::data::DataLoader test_loader(test, {.batch_size = 1000});
-      const long steps = static_cast<long>(train.size()) / batch_size;
+      const auto train_size = static_cast<std::int64_t>(train.size()), test_size = static_cast<std::int64_t>(test.size());
+      lt::data::DistributedSampler train_shard(train_size, {.shuffle = true, .seed = 1});
+      lt::data::DistributedSampler test_shard(test_size, {.shuffle = false});
+      lt::data::DataLoader train_loader(train, {.batch_size = share, .drop_last = true, .sampler = train_shard});
+      lt::data::DataLoader test_loader(test, {.batch_size = 1000, .sampler = test_shard});
+      const long steps = static_cast<long>(train_loader.size());
       for (int e = 1; e <= epochs; ++e) {
         double s = train_epoch(model, optimizer, train_loader, dev, e, steps);
         double accuracy = test_accuracy(model, test_loader, dev);
-        std::printf("epoch %d: test accuracy %.2f%%, %.2f ms per training step\n", e, 100 * accuracy, 1e3 * s / steps);
+        if (master) std::printf("epoch %d: test accuracy %.2f%%, %.2f ms per training step\n", e, 100 * accuracy, 1e3 * s / steps);
       }
     }
   } catch (const lt::Error& e) {
     std::cerr << e.what() << '\n';
     return 1;
   }
-  std::cout << lt::metrics::report();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<ExampleOptions> options = ExampleOptions::parse(argc, argv);
+  if (!options) return 2;
+  if (batch_size % options->replicas != 0) {
+    std::cerr << "--replicas must divide the batch of " << batch_size << '\n';
+    return 2;
+  }
+  std::atomic<int> status{0};
+  lt::launch([&](int) {
+    if (int s = run_replica(*options)) status = s;
+  }, {.replicas = options->replicas});
+  if (status == 0) std::cout << lt::metrics::report();
+  return status;
 }

@@ -1,8 +1,11 @@
 #pragma once
 // Helpers of the replica tests: per-replica inputs made from (ordinal, index) alone, and a
 // table of per-replica results that the test checks after lt::launch returns.
+#include <lazytensor/data.hpp>
 #include <lazytensor/distributed.hpp>
 #include <lazytensor/lazytensor.hpp>
+#include <lazytensor/nn.hpp>
+#include <lazytensor/optim.hpp>
 
 #include <cstdint>
 #include <mutex>

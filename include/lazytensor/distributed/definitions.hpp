@@ -97,16 +97,18 @@ void launch(const std::function<void(int)>& fn, LaunchOptions options) {
         // The replica's last steps may still hold collectives: it is done when they are.
         wait_device_ops();
       });
-    } catch (const std::exception& e) {
-      if (group.abort("replica " + std::to_string(ordinal) + " failed: " + e.what())) {
-        std::lock_guard lock(first_mu);
-        first = std::current_exception();
-      }
     } catch (...) {
-      if (group.abort("replica " + std::to_string(ordinal) + " failed")) {
-        std::lock_guard lock(first_mu);
-        first = std::current_exception();
+      // The first error is the one that stopped the group, or the first raised after a
+      // timeout stopped it; under the lock, no replica it released can come before it.
+      std::string why = "replica " + std::to_string(ordinal) + " failed";
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        why += std::string(": ") + e.what();
+      } catch (...) {
       }
+      std::lock_guard lock(first_mu);
+      if (group.abort(why) || !first) first = std::current_exception();
     }
     detail::replica_generator = nullptr;
   };

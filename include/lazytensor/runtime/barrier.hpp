@@ -5,6 +5,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <future>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <utility>
 #include <string_view>
@@ -75,25 +78,66 @@ inline PreparedStep prepare_step(std::span<const NodePtr> roots) {
   return p;
 }
 
+/// The plan of `s`, compiled and cached. When several threads miss the cache for one graph at
+/// once (the replicas of a launch run the same steps), one compiles and the others wait for its
+/// plan: a replicated step compiles once per process.
+inline std::shared_ptr<const Plan> compile_once(const Schedule& s) {
+  static metrics::Counter& uncached = metrics::counter_handle("UncachedCompile");
+  static metrics::Counter& cached = metrics::counter_handle("CachedCompile");
+  static metrics::Timer& compile_time = metrics::timer_handle("CompileTime");
+  using Shared = std::shared_future<std::shared_ptr<const Plan>>;
+  static std::mutex mu;
+  static std::unordered_map<hash_t, Shared> compiling;  // guarded by mu
+  auto fits = [&](const std::shared_ptr<const Plan>& plan) { return plan && first_difference(*plan, s) < 0; };
+  std::promise<std::shared_ptr<const Plan>> mine;
+  Shared theirs;
+  {
+    std::lock_guard lock(mu);
+    if (std::shared_ptr<const Plan> plan = plan_cache().find(s.key); fits(plan)) {
+      cached.add();
+      return plan;
+    }
+    auto [at, fresh] = compiling.try_emplace(s.key, mine.get_future().share());
+    if (!fresh) theirs = at->second;
+  }
+  if (theirs.valid()) {
+    if (std::shared_ptr<const Plan> plan = theirs.get(); fits(plan)) {
+      cached.add();
+      return plan;
+    }
+  }
+  auto done = [&] {
+    if (theirs.valid()) return;  // a colliding key: this plan was never announced
+    std::lock_guard lock(mu);
+    compiling.erase(s.key);
+  };
+  std::shared_ptr<const Plan> plan;
+  try {
+    metrics::ScopedTimer t(compile_time);
+    plan = std::make_shared<const Plan>(make_plan(s));
+  } catch (...) {
+    if (!theirs.valid()) mine.set_exception(std::current_exception());
+    done();
+    throw;
+  }
+  uncached.add();
+  plan_cache().insert(plan);
+  persistent_cache().store(*plan);
+  if (!theirs.valid()) mine.set_value(plan);
+  done();
+  return plan;
+}
+
 /// Runs a prepared step, compiling (and caching) its plan first when no cache had it.
 inline std::vector<Array> run_prepared(PreparedStep& p) {
   static metrics::Counter& uncached = metrics::counter_handle("UncachedCompile");
-  static metrics::Timer& compile_time = metrics::timer_handle("CompileTime");
   static metrics::Timer& execute_time = metrics::timer_handle("ExecuteTime");
   if (!fusion_enabled()) {
     uncached.add();
     metrics::ScopedTimer t(execute_time);
     return run_schedule(std::move(p.schedule));
   }
-  if (!p.plan) {
-    {
-      metrics::ScopedTimer t(compile_time);
-      p.plan = std::make_shared<const Plan>(make_plan(p.schedule));
-    }
-    uncached.add();
-    plan_cache().insert(p.plan);
-    persistent_cache().store(*p.plan);
-  }
+  if (!p.plan) p.plan = compile_once(p.schedule);
   metrics::ScopedTimer t(execute_time);
   return run_plan(*p.plan, p.schedule);
 }
