@@ -65,6 +65,11 @@ struct ReplicaSlot {
   ReplicaGroup* group = nullptr;  // null: a world of one
 };
 
+/// Set on the replicas' threads of a reproducible launch: sums that may run over examples (the
+/// reductions of reverse mode, products) are traced as fixed pairwise trees of per-example
+/// terms, so that a batch split over R replicas sums in the same tree as on one replica.
+inline thread_local bool reproducible_sums = false;
+
 /// Per lazy device. Written by lt::launch before its threads start and reset after they and
 /// the devices' steps have finished, so readers never race with the writes.
 inline std::array<ReplicaSlot, max_lazy_devices>& replica_slots() {

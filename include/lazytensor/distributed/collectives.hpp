@@ -2,8 +2,8 @@
 // Collectives over the replicas of a launch, traced into the step graph like any op: on a lazy
 // device they run when the step runs, inside its plan. Every replica must call the same
 // collectives in the same order with the same shapes and dtypes; outside lt::launch the world
-// is one replica. Reductions add the replicas' values in ordinal order, so every replica gets
-// the same bits.
+// is one replica. Reductions combine the replicas' values in one fixed tree over the ordinals, so
+// every replica gets the same bits.
 #include <cstdint>
 #include <map>
 #include <utility>

@@ -19,6 +19,7 @@
 #include "lazytensor/core/random.hpp"
 #include "lazytensor/distributed/launch.hpp"
 #include "lazytensor/distributed/local_group_across.hpp"
+#include "lazytensor/runtime/api.hpp"
 #include "lazytensor/runtime/step_queue.hpp"
 #ifdef LAZYTENSOR_HAS_MPI
 #include "lazytensor/distributed/mpi_link.hpp"
@@ -86,8 +87,10 @@ void launch(const std::function<void(int)>& fn, LaunchOptions options) {
 
   std::mutex first_mu;
   std::exception_ptr first;
+  const bool reproducible = options.reproducible || detail::env_flag("LT_REPRODUCIBLE", false);
   auto run_replica = [&](int r) {
     detail::current_lazy_index = r;
+    detail::reproducible_sums = reproducible;
     detail::replica_generator = &generators[static_cast<std::size_t>(r)];
     const int ordinal = rank * replicas + r;
     try {
@@ -111,6 +114,7 @@ void launch(const std::function<void(int)>& fn, LaunchOptions options) {
       if (group.abort(why) || !first) first = std::current_exception();
     }
     detail::replica_generator = nullptr;
+    detail::reproducible_sums = false;
   };
   std::vector<std::thread> workers;
   for (int r = 0; r < replicas; ++r) workers.emplace_back(run_replica, r);

@@ -19,6 +19,13 @@ struct LaunchOptions {
   /// Replicas in this process. Each gets lazy:<local ordinal> as lt::device() and an equal
   /// share of the threads (LT_NUM_THREADS, else every core), at least one.
   int replicas = 1;
+  /// Sums that may run over examples (reverse mode's reductions, products) are traced as fixed
+  /// pairwise trees of per-example terms, and collectives combine the replicas in the same
+  /// tree: a model without batch statistics then trains to bitwise the same parameters for
+  /// every power-of-two count of replicas splitting one power-of-two global batch into
+  /// contiguous shares. Products cost their full [M, K, N] of terms: for checking, not for
+  /// speed. LT_REPRODUCIBLE=1 turns it on for every launch.
+  bool reproducible = false;
 };
 
 /// Runs `fn(ordinal)` on `options.replicas` threads and returns when all have returned and

@@ -2,8 +2,8 @@
 // LocalGroup across processes, and host exchanges (rendezvous, mesh_reduce). The replicas of a
 // process first combine their values in the staging buffer; the process's first replica then
 // combines the processes' staging buffers through the link; last, each replica takes its
-// result from the staging buffer. A reduction is thus a fixed tree: the replicas of each
-// process in order, then the processes in rank order.
+// result from the staging buffer. A reduction is thus one fixed tree: over the replicas of
+// each process, then over the processes.
 #include <cstring>
 
 #include "lazytensor/distributed/local_group_run.hpp"
@@ -18,6 +18,12 @@ inline void LocalGroup::run_across_processes(int local, const detail::Collective
   const std::int64_t outer = detail::rows_before(call.in, call.dim);
   const std::size_t row = outer == 0 ? 0 : static_cast<std::size_t>(n / outer) * item;  // all_gather's input row
   const int world = replicas_ * processes_, me = ordinal_of(local);
+  if (replicas_ == 1 && call.kind == CollectiveKind::all_reduce) {
+    // One replica per process: the link reads the input and writes the output in place.
+    check_processes(local, name);
+    guarded(local, name, [&] { link_->all_reduce(call.op, call.in.dtype, call.in.data, call.out.data, n); });
+    return;
+  }
   if (local == 0) guarded(local, name, [&] { staging_.resize(static_cast<std::size_t>(n) * item * (call.kind == CollectiveKind::all_gather ? static_cast<std::size_t>(replicas_) : 1)); });
   check_processes(local, name);
 
@@ -46,7 +52,7 @@ inline void LocalGroup::run_across_processes(int local, const detail::Collective
     guarded(local, name, [&] {
       switch (call.kind) {
         case CollectiveKind::all_reduce:
-        case CollectiveKind::reduce_scatter: link_->all_reduce(call.op, call.in.dtype, staging_.data(), n); break;
+        case CollectiveKind::reduce_scatter: link_->all_reduce(call.op, call.in.dtype, staging_.data(), staging_.data(), n); break;
         case CollectiveKind::all_gather:
           received_.resize(staging_.size() * static_cast<std::size_t>(processes_));
           link_->all_gather(staging_.data(), staging_.size(), received_.data());

@@ -47,8 +47,11 @@ inline void reduce_shared(ReduceOp op, DType t, std::span<const std::byte* const
                           std::span<std::byte* const> targets, std::int64_t begin, std::int64_t end) {
   constexpr std::int64_t block = 1 << 16;
   const std::int64_t blocks = (end - begin + block - 1) / block;
+  // Results far larger than the caches are not read back from them: streamed past.
+  const bool stream = (end - begin) * static_cast<std::int64_t>(itemsize(t) * targets.size()) >= kernels::streaming_store_bytes;
   kernels::parallel_blocks(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
-    reduce_range(op, t, sources, targets, begin + b0 * block, std::min(end, begin + b1 * block));
+    reduce_range(op, t, sources, targets, begin + b0 * block, std::min(end, begin + b1 * block), stream);
+    if (stream) kernels::pk::stream_fence();
   });
 }
 }  // namespace detail

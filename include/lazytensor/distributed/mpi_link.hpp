@@ -1,8 +1,8 @@
 #pragma once
 // The process link over MPI: defined in the implementation only, when the library is built with
 // MPI (LAZYTENSOR_HAS_MPI). A reduction is an exchange of shards (MPI_Alltoallv), a sum of each
-// shard in rank order, and a gather of the shards (MPI_Allgatherv): the bytes moved of a ring
-// all-reduce, in an order that MPI's own reductions do not promise.
+// shard in a fixed tree over the ranks, and a gather of the shards (MPI_Allgatherv): the bytes
+// moved of a ring all-reduce, in an order that MPI's own reductions do not promise.
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -46,12 +46,13 @@ class MpiLink final : public ProcessLink {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  void all_reduce(ReduceOp op, DType t, std::byte* data, std::int64_t n) override {
+  void all_reduce(ReduceOp op, DType t, const std::byte* in, std::byte* out, std::int64_t n) override {
     std::lock_guard lock(mu_);
     const auto item = static_cast<std::int64_t>(itemsize(t));
     // Pieces small enough for MPI's int counts.
     const std::int64_t piece = std::max<std::int64_t>(1, (std::int64_t{1} << 30) / item);
-    for (std::int64_t at = 0; at < n; at += piece) all_reduce_piece(op, t, data + at * item, std::min(piece, n - at));
+    for (std::int64_t at = 0; at < n; at += piece)
+      all_reduce_piece(op, t, in + at * item, out + at * item, std::min(piece, n - at));
   }
 
   void all_gather(const std::byte* mine, std::size_t bytes, std::byte* all) override {
@@ -78,27 +79,34 @@ class MpiLink final : public ProcessLink {
   }
   static void check(int code, const char* call) { LT_CHECK(code == MPI_SUCCESS, call, " failed with code ", code); }
 
-  void all_reduce_piece(ReduceOp op, DType t, std::byte* data, std::int64_t n) {
+  /// Each process reduces one shard: it receives that shard of every other process's `in`
+  /// (its own it reads in place), adds them in a fixed tree over the ranks into the shard of `out`, then the
+  /// shards are gathered into every process's `out`.
+  void all_reduce_piece(ReduceOp op, DType t, const std::byte* in, std::byte* out, std::int64_t n) {
     const auto item = static_cast<std::int64_t>(itemsize(t));
-    std::vector<int> counts(static_cast<std::size_t>(size_)), displs(counts.size());
-    for (int p = 0; p < size_; ++p) {
-      const std::int64_t begin = n * p / size_, end = n * (p + 1) / size_;
-      counts[static_cast<std::size_t>(p)] = static_cast<int>((end - begin) * item);
-      displs[static_cast<std::size_t>(p)] = static_cast<int>(begin * item);
+    const auto procs = static_cast<std::size_t>(size_), me = static_cast<std::size_t>(rank_);
+    std::vector<int> counts(procs), displs(procs), send_counts(procs), recv_counts(procs), recv_displs(procs);
+    for (std::size_t p = 0; p < procs; ++p) {
+      const std::int64_t begin = n * static_cast<std::int64_t>(p) / size_, end = n * static_cast<std::int64_t>(p + 1) / size_;
+      counts[p] = static_cast<int>((end - begin) * item);
+      displs[p] = static_cast<int>(begin * item);
     }
-    const int mine = counts[static_cast<std::size_t>(rank_)];
-    std::vector<int> recv_counts(counts.size(), mine), recv_displs(counts.size());
-    for (int p = 0; p < size_; ++p) recv_displs[static_cast<std::size_t>(p)] = p * mine;
-    shards_.resize(static_cast<std::size_t>(mine) * static_cast<std::size_t>(size_));
-    check(MPI_Alltoallv(data, counts.data(), displs.data(), MPI_BYTE, shards_.data(), recv_counts.data(),
+    const int mine = counts[me];
+    for (std::size_t p = 0; p < procs; ++p) {
+      send_counts[p] = p == me ? 0 : counts[p];
+      recv_counts[p] = p == me ? 0 : mine;
+      recv_displs[p] = static_cast<int>(p) * mine;
+    }
+    shards_.resize(static_cast<std::size_t>(mine) * procs);
+    check(MPI_Alltoallv(in, send_counts.data(), displs.data(), MPI_BYTE, shards_.data(), recv_counts.data(),
                         recv_displs.data(), MPI_BYTE, comm_),
           "MPI_Alltoallv");
-    // This process's shard, reduced over the processes in rank order.
-    std::byte* shard = data + displs[static_cast<std::size_t>(rank_)];
+    std::byte* shard = out + displs[me];
     std::vector<const std::byte*> sources;
-    for (int p = 0; p < size_; ++p) sources.push_back(shards_.data() + static_cast<std::size_t>(p) * static_cast<std::size_t>(mine));
+    for (std::size_t p = 0; p < procs; ++p)
+      sources.push_back(p == me ? in + displs[me] : shards_.data() + p * static_cast<std::size_t>(mine));
     reduce_range(op, t, sources, std::span<std::byte* const>(&shard, 1), 0, mine / item);
-    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), displs.data(), MPI_BYTE, comm_),
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, counts.data(), displs.data(), MPI_BYTE, comm_),
           "MPI_Allgatherv");
   }
 

@@ -15,9 +15,10 @@ class ProcessLink {
   virtual ~ProcessLink() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// data[i] = the reduction over processes, in rank order, of every process's data[i]; every
-  /// process gets the same bits.
-  virtual void all_reduce(ReduceOp op, DType t, std::byte* data, std::int64_t n) = 0;
+  /// out[i] = the reduction over processes, in a fixed tree over the ranks, of every
+  /// process's in[i]; every
+  /// process gets the same bits. `in` may be `out`.
+  virtual void all_reduce(ReduceOp op, DType t, const std::byte* in, std::byte* out, std::int64_t n) = 0;
   /// all = every process's `bytes` bytes of `mine`, in rank order.
   virtual void all_gather(const std::byte* mine, std::size_t bytes, std::byte* all) = 0;
   /// Process `root`'s `bytes` bytes of data, everywhere.

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "lazytensor/core/replica.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 
 namespace lt {
@@ -166,8 +167,40 @@ inline GradValue reduce(OpId id, const GradValue& x, std::span<const std::int64_
   ints.insert(ints.end(), dims.begin(), dims.end());
   return unary(id, x, Attrs{std::move(ints), std::move(floats)});
 }
+/// The sum over dim `d` (kept with extent 1) as a fixed tree: adjacent pairs first, level by
+/// level; at a level of odd extent the last value waits and is added after the tree.
+inline GradValue tree_sum_dim(GradValue x, int d) {
+  std::vector<GradValue> waiting;
+  while (x.shape()[d] > 1) {
+    std::int64_t n = x.shape()[d];
+    if (n % 2 == 1) {
+      waiting.push_back(slice(x, d, n - 1, n));
+      x = slice(x, d, 0, --n);
+    }
+    Shape pairs = x.shape();
+    pairs[d] = n / 2;
+    pairs.insert(d + 1, 2);
+    const std::int64_t inner[] = {d + 1};
+    x = reduce(OpId::sum, reshape(x, pairs), inner, false);
+  }
+  for (const GradValue& w : waiting) x = binary(OpId::add, x, w);
+  return x;
+}
+
+/// A sum over `dims` (none: every dim). On a reproducible replica (core/replica.hpp) a tree of
+/// pairs, which adds a batch split over replicas in the same order as a whole batch.
 inline GradValue sum(const GradValue& x, std::span<const std::int64_t> dims, bool keepdim) {
-  return reduce(OpId::sum, x, dims, keepdim);
+  if (!lt::detail::reproducible_sums || x.dim() == 0) return reduce(OpId::sum, x, dims, keepdim);
+  std::vector<std::int64_t> all(dims.begin(), dims.end());
+  if (all.empty())
+    for (int d = 0; d < x.dim(); ++d) all.push_back(d);
+  GradValue out = x;
+  for (std::int64_t d : all) out = tree_sum_dim(out, static_cast<int>(d));
+  if (keepdim) return out;
+  Shape kept;
+  for (int d = 0; d < x.dim(); ++d)
+    if (std::find(all.begin(), all.end(), d) == all.end()) kept.push_back(x.shape()[d]);
+  return reshape(out, kept);
 }
 
 /// Sums a broadcast gradient back to the shape of the operand that was broadcast.
@@ -193,7 +226,21 @@ inline GradValue unreduce(const GradValue& g, const Shape& in, std::span<const s
                 in);
 }
 
-inline GradValue matmul(const GradValue& a, const GradValue& b) { return binary(OpId::matmul, a, b); }
+/// a [..., M, K] times b [..., K, N]. On a reproducible replica, products of matrices are
+/// traced as per-term products summed by a tree over K: no kernel's choice of order depends on
+/// the batch's size then.
+inline GradValue matmul(const GradValue& a, const GradValue& b) {
+  if (!lt::detail::reproducible_sums || a.dim() < 2 || b.dim() < 2) return binary(OpId::matmul, a, b);
+  Shape as = a.shape(), bs = b.shape();
+  as.push_back(1);               // [..., M, K, 1]
+  bs.insert(bs.rank() - 2, 1);   // [..., 1, K, N]
+  GradValue terms = binary(OpId::mul, reshape(a, as), reshape(b, bs));
+  const int k = terms.dim() - 2;
+  GradValue summed = tree_sum_dim(terms, k);
+  Shape out = summed.shape();
+  out.erase(k);
+  return reshape(summed, out);
+}
 inline GradValue gather(const GradValue& x, std::int64_t dim, const GradValue& index) {
   return apply(OpId::gather, {x, index}, Attrs{{dim}, {}});
 }

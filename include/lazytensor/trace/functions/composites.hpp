@@ -4,6 +4,7 @@
 // (lazytensor/implementation.hpp), never by a file of its own.
 #include <algorithm>
 
+#include "lazytensor/trace/functions/contraction.hpp"
 #include "lazytensor/trace/functions/creation.hpp"
 #include "lazytensor/trace/functions/nn.hpp"
 
@@ -25,6 +26,13 @@ Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<T
   bool fits = x.defined() && k >= 1 && k <= x.dim();
   for (int i = 0; fits && i < k; ++i) fits = x.shape()[x.dim() - k + i] == normalized_shape[i];
   if (!fits) op_error("layer_norm", {&x, 1}, "normalized_shape " + normalized_shape.str() + " is not the input's trailing shape");
+  // As PyTorch: a weight or bias of another shape would broadcast the result past x's shape.
+  auto check_affine = [&](const std::optional<Tensor>& t, const char* what) {
+    if (t && t->defined() && t->shape() != normalized_shape)
+      op_error("layer_norm", {&*t, 1}, std::string(what) + " must have normalized_shape " + normalized_shape.str());
+  };
+  check_affine(weight, "weight");
+  check_affine(bias, "bias");
   Dims dims;
   for (int i = x.dim() - k; i < x.dim(); ++i) dims.push_back(i);
   Tensor mu = mean(x, dims, true);
@@ -78,5 +86,35 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   Tensor keep = rand(x.shape(), x.device()) >= p;
   return x * (keep.to(x.dtype()) / (1 - p));
 }
+
+namespace detail {
+Tensor tree_matmul(const Tensor& a, const Tensor& b) {
+  const std::int64_t k_extent = a.shape()[a.dim() - 1];
+  // A product whose operands do not fit raises the product's own error.
+  if (k_extent != b.shape()[b.dim() - 2] || k_extent == 0) return record(contraction::matmul, {a, b});
+  Shape as = a.shape(), bs = b.shape();
+  as.push_back(1);              // [..., M, K, 1]
+  bs.insert(bs.rank() - 2, 1);  // [..., 1, K, N]
+  Tensor terms(reshape(a, as) * reshape(b, bs));
+  const int k = terms.dim() - 2;
+  // Adjacent pairs first, level by level; at a level of odd extent the last term waits.
+  std::vector<Tensor> waiting;
+  while (terms.shape()[k] > 1) {
+    std::int64_t n = terms.shape()[k];
+    if (n % 2 == 1) {
+      waiting.push_back(narrow(terms, k, n - 1, 1));
+      terms = narrow(terms, k, 0, --n);
+    }
+    Shape pairs = terms.shape();
+    pairs[k] = n / 2;
+    pairs.insert(k + 1, 2);
+    terms = sum(reshape(terms, pairs), k + 1, false);
+  }
+  for (const Tensor& w : waiting) terms = Tensor(terms + w);
+  Shape out = terms.shape();
+  out.erase(k);
+  return reshape(terms, out);
+}
+}  // namespace detail
 
 }  // namespace lt

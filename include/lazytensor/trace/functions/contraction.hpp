@@ -1,11 +1,21 @@
 #pragma once
 // Matrix products: matmul (torch.matmul's rank rules, broadcast batch dims), mm, bmm, mv.
+#include "lazytensor/core/replica.hpp"
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
 namespace lt {
 
-inline Tensor matmul(const Tensor& a, const Tensor& b) { return record(contraction::matmul, {a, b}); }
+namespace detail {
+/// matmul as per-term products summed by a fixed tree over the contracted dim, for the replicas
+/// of a reproducible launch (core/replica.hpp); defined in the implementation.
+Tensor tree_matmul(const Tensor& a, const Tensor& b);
+}  // namespace detail
+
+inline Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (detail::reproducible_sums && a.defined() && b.defined() && a.dim() >= 2 && b.dim() >= 2) return detail::tree_matmul(a, b);
+  return record(contraction::matmul, {a, b});
+}
 
 namespace detail {
 inline void check_ranks(std::string_view op, const Tensor& a, const Tensor& b, int ra, int rb) {
