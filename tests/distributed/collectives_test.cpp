@@ -148,6 +148,19 @@ TEST(Collectives, ListAllReduceBucketsAndKeepsShapes) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(got.values[r], want);
 }
 
+TEST(Collectives, GatherAndBroadcastMoveBooleans) {
+  PerReplica gathered(3), broadcast_values(3);
+  launch([&](int ordinal) {
+    Tensor flags = from_vector(std::vector<float>{0, 1, static_cast<float>(ordinal % 2)}).to(DType::boolean).to(device());
+    gathered.set(ordinal, all_gather(flags).to_vector<double>());
+    broadcast_values.set(ordinal, broadcast(flags, 1).to_vector<double>());
+  }, {.replicas = 3});
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(gathered.values[r], (std::vector<double>{0, 1, 0, 0, 1, 1, 0, 1, 0}));
+    EXPECT_EQ(broadcast_values.values[r], (std::vector<double>{0, 1, 1}));
+  }
+}
+
 TEST(Collectives, MeshReduceAndQueries) {
   std::vector<int> worlds(4), locals(4);
   std::vector<double> sums(4);
