@@ -21,6 +21,8 @@
 #include "lazytensor/expr/definitions.hpp"
 #include "lazytensor/ops/definitions.hpp"
 #include "lazytensor/runtime/entry_points.hpp"
+#include "lazytensor/runtime/plan_dump_definitions.hpp"
+#include "lazytensor/runtime/profiler_summary.hpp"
 #include "lazytensor/trace/definitions.hpp"
 #include "lazytensor/trace/functions/composites.hpp"
 #include "lazytensor/autograd/tensor_methods.hpp"

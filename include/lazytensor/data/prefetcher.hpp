@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "lazytensor/core/error.hpp"
+#include "lazytensor/runtime/profiler_events.hpp"
 
 namespace lt::data {
 
@@ -39,7 +40,10 @@ class Prefetcher {
   /// the worker threw, once, in the place of the item it failed to make.
   std::optional<T> next() {
     std::unique_lock lock(mu_);
-    ready_.wait(lock, [&] { return !queue_.empty() || done_; });
+    if (queue_.empty() && !done_) {
+      profiler::detail::Span waiting("data loader wait", "data");  // the consumer is ahead of the worker
+      ready_.wait(lock, [&] { return !queue_.empty() || done_; });
+    }
     if (!queue_.empty()) {
       std::optional<T> item(std::move(queue_.front()));
       queue_.pop_front();

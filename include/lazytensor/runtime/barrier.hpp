@@ -17,9 +17,11 @@
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/leaf.hpp"
 #include "lazytensor/runtime/api.hpp"
+#include "lazytensor/runtime/nan_scan.hpp"
 #include "lazytensor/runtime/persistent_cache.hpp"
 #include "lazytensor/runtime/plan_cache.hpp"
 #include "lazytensor/runtime/plan_executor.hpp"
+#include "lazytensor/runtime/profiler_events.hpp"
 #include "lazytensor/runtime/recompile_reason.hpp"
 #include "lazytensor/runtime/reference_executor.hpp"
 #include "lazytensor/runtime/step_queue.hpp"
@@ -41,13 +43,26 @@ struct PreparedStep {
   Schedule schedule;
   std::shared_ptr<const Plan> plan;  // null: compiled when the step runs
   std::vector<NodePtr> roots;        // where set: holds nodes made for the step, which the schedule points at
+  std::uint64_t flow = 0;            // the profiler's arrow from the barrier to the step; 0: none
 };
+
+/// Opens the profiler's arrow from the barrier that prepares `p` to where `p` runs.
+inline void start_flow(PreparedStep& p) {
+  if (!profiler::detail::on()) return;
+  p.flow = profiler::detail::next_flow_id();
+  profiler::detail::record_flow(p.flow, true, {}, profiler::detail::now_ns());
+}
 
 /// On the barrier's thread: walks the graph of `roots` and looks up its plan. A cached plan is
 /// checked against the graph before it is taken (a mismatch counts as CacheCollision and
 /// compiles). Inside an lt::expect_cached scope a graph that would compile raises lt::Error.
 inline PreparedStep prepare_step(std::span<const NodePtr> roots) {
+  profiler::detail::Span walk("graph walk + hash", "barrier");
   PreparedStep p{make_schedule(roots), nullptr, {}};
+  if (walk.live()) walk.arg("nodes", static_cast<double>(p.schedule.order.size()));
+  walk.end();
+  start_flow(p);
+  profiler::detail::Span look_up("plan cache look-up", "barrier");
   if (fusion_enabled()) {
     static metrics::Counter& collisions = metrics::counter_handle("CacheCollision");
     // A plan is taken only after it is checked against the graph: keys can collide.
@@ -67,6 +82,7 @@ inline PreparedStep prepare_step(std::span<const NodePtr> roots) {
     if (p.plan) {
       static metrics::Counter& cached = metrics::counter_handle("CachedCompile");
       cached.add();
+      look_up.arg("hit", 1.0);
       return p;
     }
   }
@@ -114,7 +130,14 @@ inline std::shared_ptr<const Plan> compile_once(const Schedule& s) {
   std::shared_ptr<const Plan> plan;
   try {
     metrics::ScopedTimer t(compile_time);
+    profiler::detail::Span span("compile", "compile", profiler::detail::device_steps(current_lazy_index));
     plan = std::make_shared<const Plan>(make_plan(s));
+    if (span.live()) {
+      span.arg("nodes", static_cast<double>(s.order.size()));
+      span.arg("kernels", static_cast<double>(plan->stats.kernels));
+      span.arg("fused groups", static_cast<double>(plan->stats.fused_groups));
+      span.arg("arena bytes", static_cast<double>(plan->stats.arena_bytes));
+    }
   } catch (...) {
     if (!theirs.valid()) mine.set_exception(std::current_exception());
     done();
@@ -132,13 +155,26 @@ inline std::shared_ptr<const Plan> compile_once(const Schedule& s) {
 inline std::vector<Array> run_prepared(PreparedStep& p) {
   static metrics::Counter& uncached = metrics::counter_handle("UncachedCompile");
   static metrics::Timer& execute_time = metrics::timer_handle("ExecuteTime");
-  if (!fusion_enabled()) {
+  const profiler::detail::Track track = profiler::detail::device_steps(current_lazy_index);
+  // The arrow ends where the step's execute span starts.
+  auto execute_span = [&] {
+    profiler::detail::Span span("execute", "execute", track);
+    if (span.live()) {
+      span.arg("nodes", static_cast<double>(p.schedule.order.size()));
+      if (p.flow != 0) profiler::detail::record_flow(p.flow, false, track, span.start_ns());
+    }
+    return span;
+  };
+  const bool check = nan_check_flag().load(std::memory_order_relaxed);
+  if (!fusion_enabled() || check) {  // the reference executor: no plan, each value made alone
     uncached.add();
     metrics::ScopedTimer t(execute_time);
-    return run_schedule(std::move(p.schedule));
+    profiler::detail::Span span = execute_span();
+    return run_schedule(std::move(p.schedule), check ? check_finite : nullptr);
   }
   if (!p.plan) p.plan = compile_once(p.schedule);
   metrics::ScopedTimer t(execute_time);
+  profiler::detail::Span span = execute_span();
   return run_plan(*p.plan, p.schedule);
 }
 
@@ -149,6 +185,8 @@ inline PreparedStep prepare_targets(std::span<const TensorImplPtr> targets) {
   for (const auto& t : targets) roots.push_back(t->node);
   // A failed leaf is replaced by a node of the graph it stands for: nothing else holds it.
   std::vector<NodePtr> kept = without_failed_leaves(roots);
+  if (profiler::detail::on() && !targets.empty())
+    profiler::detail::record_counter(targets[0]->device.index, "pending tensors", static_cast<double>(targets.size()));
   PreparedStep p = prepare_step(kept);
   p.roots = std::move(kept);
   return p;
@@ -163,6 +201,7 @@ inline void run_and_cut(std::span<const TensorImplPtr> targets, PreparedStep& pr
 }
 
 inline void compute_and_cut(std::span<const TensorImplPtr> targets) {
+  profiler::detail::Span span("compute for a read", "barrier");
   PreparedStep prepared = prepare_targets(targets);
   run_and_cut(targets, prepared);
 }
@@ -216,6 +255,8 @@ inline QueuedStep prepare_queued_step(std::span<const TensorImplPtr> targets) {
   roots.reserve(targets.size());
   for (const auto& t : targets) roots.push_back(t->node);
   step->roots = without_failed_leaves(roots);
+  if (profiler::detail::on() && !targets.empty())
+    profiler::detail::record_counter(targets[0]->device.index, "pending tensors", static_cast<double>(targets.size()));
   auto prepared = std::make_shared<PreparedStep>(prepare_step(step->roots));
   return {std::move(step), std::move(prepared)};
 }
@@ -232,8 +273,9 @@ inline void enqueue_step(StepQueue& queue, std::span<const TensorImplPtr> target
   const bool small = runs_in_a_moment(*q.prepared);
   auto run = [prepared = std::move(q.prepared)] { return run_prepared(*prepared); };
   const int width = tbb::this_task_arena::max_concurrency();
-  if (small) queue.run_here(std::move(q.step), width, std::move(run));
-  else queue.enqueue(std::move(q.step), width, std::move(run));
+  std::vector<StepClosure> after = targets.empty() ? std::vector<StepClosure>() : take_step_closures(targets[0]->device.index);
+  if (small) queue.run_here(std::move(q.step), width, std::move(run), std::move(after));
+  else queue.enqueue(std::move(q.step), width, std::move(run), std::move(after));
 }
 }  // namespace detail
 

@@ -24,13 +24,20 @@ void sync(Device dev) {
   if (!detail::async_enabled()) {
     auto [pending, prepared] = detail::take_and_prepare(context, [](const auto& p) { return detail::prepare_targets(p); });
     if (prepared) detail::run_and_cut(pending, *prepared);
+    std::vector<detail::StepClosure> closures = detail::take_step_closures(dev.index);
+    detail::run_step_closures(closures);
     return;
   }
   detail::StepQueue& queue = detail::step_queue(dev.index);
   queue.wait_idle();
   if (std::exception_ptr e = queue.take_error()) std::rethrow_exception(e);
   auto [pending, step] = detail::take_and_prepare(context, [](const auto& p) { return detail::prepare_queued_step(p); });
-  if (step) detail::enqueue_step(queue, pending, std::move(*step));
+  if (step) {
+    detail::enqueue_step(queue, pending, std::move(*step));
+  } else {  // nothing to run: the steps before have run
+    std::vector<detail::StepClosure> closures = detail::take_step_closures(dev.index);
+    detail::run_step_closures(closures);
+  }
 }
 
 void initialize_cache(const std::string& path, bool readonly) { detail::persistent_cache().open(path, readonly); }
@@ -91,6 +98,9 @@ Array materialize(const Tensor& t) {
 
 namespace detail {
 Array read_contiguous(const Tensor& t, DType as) {
+  // Spans the wait for the step that computes t, the read's usual cost.
+  profiler::detail::Span span("read from device", "transfer");
+  if (span.live()) span.arg("bytes", static_cast<double>(t.numel()) * static_cast<double>(itemsize(as)));
   Array a = materialize(t);
   if (t.device().is_lazy()) metrics::counter_handle("TransferFromDevice").add();
   if (a.view.contiguous() && a.view.dtype == as) return a;
@@ -107,6 +117,8 @@ Tensor Tensor::to(Device target) const {
   Array a = device().is_lazy() ? detail::read_contiguous(*this, dtype()) : impl().data;
   if (target.is_lazy()) {
     metrics::counter_handle("TransferToDevice").add();
+    profiler::detail::Span span("copy to device", "transfer");
+    if (span.live()) span.arg("bytes", static_cast<double>(a.view.numel()) * static_cast<double>(itemsize(a.view.dtype)));
     // The device owns its copy: later writes to the source must not show through.
     Array copy = Array::empty(a.view.dtype, a.view.shape);
     if (copy.view.numel() > 0) kernels::copy_into(a.view, copy.view);

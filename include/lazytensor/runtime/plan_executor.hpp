@@ -18,6 +18,8 @@
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/runtime/product_group.hpp"
+#include "lazytensor/runtime/profile_kernel.hpp"
+#include "lazytensor/runtime/profiler_events.hpp"
 #include "lazytensor/runtime/row_loop.hpp"
 
 namespace lt {
@@ -198,7 +200,11 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
     if (!loop->bind()) loop.reset();
     return loop.get();
   };
+  const profiler::detail::Track device_track = profiler::detail::device_steps(detail::current_lazy_index);
+  if (profiler::detail::on()) profiler::detail::record_counter(device_track.device, "arena bytes", static_cast<double>(plan.stats.arena_bytes));
   for (const PlanStep& step : plan.steps) {
+    profiler::detail::Span kernel_span("kernel", "kernel", device_track);
+    if (kernel_span.live()) detail::describe_kernel(kernel_span, plan, s, step);
     if (step.group >= 0) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
       if (g.led_by_product()) {

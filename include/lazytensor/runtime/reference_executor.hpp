@@ -10,8 +10,9 @@
 namespace lt {
 
 /// Runs a schedule node by node; returns one value per root. Intermediates are freed as soon
-/// as their last reader has run.
-inline std::vector<Array> run_schedule(Schedule s) {
+/// as their last reader has run. `made`, when given, sees each value an op makes, with its
+/// position, before anything reads it.
+inline std::vector<Array> run_schedule(Schedule s, void (*made)(const Schedule& s, int position, const Array& value) = nullptr) {
   std::vector<Array> values(s.order.size());
   std::vector<Array> args;
   for (std::size_t k = 0; k < s.order.size(); ++k) {
@@ -23,6 +24,7 @@ inline std::vector<Array> run_schedule(Schedule s) {
     args.clear();
     for (int p : s.inputs[k]) args.push_back(values[static_cast<std::size_t>(p)]);
     values[k] = execute_op(*n.op, args, n.attrs, n.meta);
+    if (made != nullptr) made(s, static_cast<int>(k), values[k]);
     for (int p : s.inputs[k])
       if (--s.uses[static_cast<std::size_t>(p)] == 0) values[static_cast<std::size_t>(p)] = {};
   }

@@ -25,6 +25,7 @@
 #include "lazytensor/core/env.hpp"
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/runtime/step_closures.hpp"
 #include "lazytensor/trace/tensor_impl.hpp"
 #include "lazytensor/trace/pending.hpp"
 
@@ -60,12 +61,13 @@ class StepQueue {
   }
 
   /// Queues `step` (its roots and leaves set) to run with `run` in a task arena of `width`
-  /// threads, the width of the arena the barrier was called from.
-  void enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run);
+  /// threads, the width of the arena the barrier was called from; `after` runs once its
+  /// values are there (lt::add_step_closure).
+  void enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run, std::vector<StepClosure> after = {});
 
   /// Runs `step` on this thread now when nothing is queued or running (else queues it): for a
   /// step that takes less time than waking the worker and waiting for it would.
-  void run_here(std::shared_ptr<PendingStep> step, int width, RunFn run);
+  void run_here(std::shared_ptr<PendingStep> step, int width, RunFn run, std::vector<StepClosure> after = {});
 
   /// Blocks until every queued step has finished. A step the worker has not started yet runs
   /// on this thread instead: waking the worker and then this thread again costs more than a
@@ -85,14 +87,17 @@ class StepQueue {
   /// time the program was neither tracing nor free to trace.
   double waited_seconds() const { return static_cast<double>(waited_ns_.load(std::memory_order_relaxed)) * 1e-9; }
 
-  /// The error of a failed step that nothing has raised yet, and forgets it.
+  /// The error of a failed step that nothing has raised yet, else of a step closure that
+  /// raised, and forgets it.
   std::exception_ptr take_error() {
     std::shared_ptr<PendingStep> s;
+    std::exception_ptr closure;
     {
       std::lock_guard lock(mu_);
       s.swap(failed_);
+      if (!s) closure = std::exchange(closure_error_, nullptr);
     }
-    return s ? s->wait() : nullptr;
+    return s ? s->wait() : closure;
   }
   /// A read raised the error of `s`: the next barrier need not raise it again.
   void forget_error(const PendingStep* s) {
@@ -105,6 +110,7 @@ class StepQueue {
     std::shared_ptr<PendingStep> step;
     int width = 0;
     RunFn run = nullptr;
+    std::vector<StepClosure> after;
   };
   void loop();
   /// Runs `job` (taken off the queue, running_ set) on this thread in an arena of its width.
@@ -119,6 +125,7 @@ class StepQueue {
   bool running_ = false, stop_ = false;  // guarded by mu_
   const PendingStep* running_step_ = nullptr;  // guarded by mu_
   std::shared_ptr<PendingStep> failed_;  // guarded by mu_: the first failed step not yet raised
+  std::exception_ptr closure_error_;     // guarded by mu_: the first step closure's error not yet raised
   std::thread thread_;                   // started by the first enqueue
   std::atomic<std::int64_t> waited_ns_{0};
   int index_ = 0;
@@ -163,11 +170,11 @@ inline void wait_for_steps_when_this_thread_ends() {
   (void)drain;
 }
 
-inline void StepQueue::enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run) {
+inline void StepQueue::enqueue(std::shared_ptr<PendingStep> step, int width, RunFn run, std::vector<StepClosure> after) {
   wait_for_steps_when_this_thread_ends();
   {
     std::lock_guard lock(mu_);
-    jobs_.push_back(Job{std::move(step), width, std::move(run)});
+    jobs_.push_back(Job{std::move(step), width, std::move(run), std::move(after)});
     if (!thread_.joinable()) {
       // Metrics read after a barrier count its step: reading them waits for queued steps.
       metrics::detail::before_read.store(&wait_all_steps, std::memory_order_release);
@@ -177,7 +184,7 @@ inline void StepQueue::enqueue(std::shared_ptr<PendingStep> step, int width, Run
   work_cv_.notify_one();
 }
 
-inline void StepQueue::run_here(std::shared_ptr<PendingStep> step, int width, RunFn run) {
+inline void StepQueue::run_here(std::shared_ptr<PendingStep> step, int width, RunFn run, std::vector<StepClosure> after) {
   bool here = false;
   {
     std::lock_guard lock(mu_);
@@ -188,8 +195,8 @@ inline void StepQueue::run_here(std::shared_ptr<PendingStep> step, int width, Ru
       running_step_ = step.get();
     }
   }
-  if (!here) return enqueue(std::move(step), width, std::move(run));
-  Job job{std::move(step), width, std::move(run)};
+  if (!here) return enqueue(std::move(step), width, std::move(run), std::move(after));
+  Job job{std::move(step), width, std::move(run), std::move(after)};
   run_job(job);
 }
 
@@ -223,6 +230,21 @@ inline void StepQueue::run_job(Job& job) {
     if (!failed_) failed_ = job.step;
   }
   job.step->finish(std::move(values), error);
+  if (!job.after.empty()) {
+    // The step reads as finished to its closures, which may read its values; the queue stays
+    // busy until they are done, so that waiting for the device waits for them too.
+    {
+      std::lock_guard lock(mu_);
+      running_step_ = nullptr;
+    }
+    idle_cv_.notify_all();
+    try {
+      if (!error) run_step_closures(job.after);
+    } catch (...) {
+      std::lock_guard lock(mu_);
+      if (!closure_error_) closure_error_ = std::current_exception();
+    }
+  }
   job = {};
   std::lock_guard lock(mu_);
   running_ = false;

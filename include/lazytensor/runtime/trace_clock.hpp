@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "lazytensor/core/metrics.hpp"
+#include "lazytensor/runtime/profiler_events.hpp"
 #include "lazytensor/runtime/step_queue.hpp"
 #include "lazytensor/trace/tensor_impl.hpp"
 
@@ -23,14 +24,22 @@ class TraceClock {
   /// starts when it ends.
   class Barrier {
    public:
-    explicit Barrier(int index) : clock_(of(index)), index_(index) { clock_.barrier_starts(index_); }
-    ~Barrier() { clock_.barrier_ends(index_); }
+    explicit Barrier(int index)
+        : clock_(of(index)), index_(index), span_("barrier", "barrier") {
+      if (span_.live()) span_.arg("device", static_cast<double>(index));
+      clock_.barrier_starts(index_);
+    }
+    ~Barrier() {
+      span_.end();
+      clock_.barrier_ends(index_);
+    }
     Barrier(const Barrier&) = delete;
     Barrier& operator=(const Barrier&) = delete;
 
    private:
     TraceClock& clock_;
     int index_;
+    profiler::detail::Span span_;  // on this thread's track: the graph walk, the cache look-up, queueing
   };
 
  private:
@@ -54,6 +63,7 @@ class TraceClock {
     }
     double waited = step_queue(index).waited_seconds() - waited_at_last_end_;
     double traced = std::max(0.0, std::chrono::duration<double>(now - last_end_).count() - waited);
+    note_tracing(index, now, traced);
     trace_time.record(traced);
     trace_in_window_ += traced;
     if (++steps_in_window_ < window_steps) return;
@@ -77,6 +87,19 @@ class TraceClock {
     std::lock_guard lock(mu_);
     last_end_ = clock::now();
     waited_at_last_end_ = step_queue(index).waited_seconds();
+  }
+
+  /// The profiler's span of the tracing since the last barrier, on the device's tracing track
+  /// (a track of its own: it is not nested in the spans of the threads that trace).
+  void note_tracing(int index, clock::time_point now, double traced) {
+    if (!profiler::detail::on()) return;
+    using std::chrono::nanoseconds;
+    profiler::detail::SpanRecord span{"tracing", "tracing",
+                                      std::chrono::duration_cast<nanoseconds>(last_end_.time_since_epoch()).count(),
+                                      std::chrono::duration_cast<nanoseconds>(now.time_since_epoch()).count(),
+                                      profiler::detail::device_tracing(index), {}};
+    span.args.push_back({"traced seconds", {}, traced, true});
+    profiler::detail::record_span(std::move(span));
   }
 
   std::mutex mu_;

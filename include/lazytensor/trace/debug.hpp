@@ -27,6 +27,8 @@ inline std::string attrs_text(const Attrs& a) {
 }
 /// A fragment's body as one nested expression over its inputs: add(mul(%0, %1), 0.5).
 std::string fragment_text(const Node& n, const NodeIndex& number);
+/// One node as ir_text writes it, its inputs numbered by `number`: "%3 = add(%1, %2) f32[2, 2]".
+std::string node_text(const Node& n, const NodeIndex& number);
 }  // namespace detail
 
 /// The graph that computes `tensors`, one node per line:

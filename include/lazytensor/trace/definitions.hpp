@@ -36,6 +36,21 @@ std::string fragment_text(const Node& n, const NodeIndex& number) {
   return stack.back();
 }
 
+std::string node_text(const Node& n, const NodeIndex& number) {
+  std::ostringstream os;
+  os << "%" << number.at(&n) << " = " << n.op->name;
+  if (!n.op->body.empty()) {
+    os << "{" << fragment_text(n, number) << "}";
+  } else {
+    os << "(";
+    for (std::size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << number.at(n.inputs[k].get());
+    os << ")";
+    if (!n.attrs.ints.empty() || !n.attrs.floats.empty()) os << " {" << attrs_text(n.attrs) << "}";
+  }
+  os << " " << name(n.meta.dtype) << n.meta.shape;
+  return os.str();
+}
+
 }  // namespace lt::debug::detail
 
 namespace lt::debug {
@@ -44,18 +59,7 @@ std::string ir_text(const std::vector<Tensor>& tensors) {
   NodeIndex number;
   std::ostringstream os;
   os << "IR {\n";
-  for (const Node* n : detail::topo_nodes(tensors, number)) {
-    os << "  %" << number.at(n) << " = " << n->op->name;
-    if (!n->op->body.empty()) {
-      os << "{" << detail::fragment_text(*n, number) << "}";
-    } else {
-      os << "(";
-      for (std::size_t k = 0; k < n->inputs.size(); ++k) os << (k ? ", " : "") << "%" << number.at(n->inputs[k].get());
-      os << ")";
-      if (!n->attrs.ints.empty() || !n->attrs.floats.empty()) os << " {" << detail::attrs_text(n->attrs) << "}";
-    }
-    os << " " << name(n->meta.dtype) << n->meta.shape << "\n";
-  }
+  for (const Node* n : detail::topo_nodes(tensors, number)) os << "  " << detail::node_text(*n, number) << "\n";
   for (std::size_t k = 0; k < tensors.size(); ++k)
     if (auto* n = tensors[k].impl().node.get()) os << "  ROOT " << k << " = %" << number.at(n) << "\n";
   os << "}\n";

@@ -1,0 +1,104 @@
+#pragma once
+// What the runtime records for the profiler (runtime/profiler.hpp): spans, counters and the
+// flow from a barrier to its step. Every record is behind on(), one relaxed load: building a
+// span's name and arguments happens only while a recording is under way. The records are kept
+// and written by the implementation (runtime/profiler_definitions.hpp).
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lt::profiler::detail {
+
+inline std::atomic<bool> recording{false};
+inline bool on() { return recording.load(std::memory_order_relaxed); }
+
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Where an event is drawn: the calling thread's track, or one of lazy device `device`'s.
+struct Track {
+  enum Kind : std::uint8_t { thread, device_steps, device_tracing };
+  Kind kind = thread;
+  int device = -1;
+};
+inline Track device_steps(int device) { return {Track::device_steps, device}; }
+inline Track device_tracing(int device) { return {Track::device_tracing, device}; }
+
+/// A span's argument: a number, or else text.
+struct Arg {
+  std::string key;
+  std::string text;
+  double number = 0;
+  bool is_number = false;
+};
+
+struct SpanRecord {
+  std::string name;
+  const char* category = "";
+  std::int64_t start_ns = 0, end_ns = 0;
+  Track track;
+  std::vector<Arg> args;
+};
+
+void record_span(SpanRecord&& span);
+/// Counter `name` of lazy device `device` reads `value` from now on.
+void record_counter(int device, const char* name, double value);
+/// One end of the arrow `id`: its start on this thread's track (inside the barrier that queues a
+/// step), its end on the device's step track (where the step's execute span starts).
+void record_flow(std::uint64_t id, bool starts, Track track, std::int64_t at_ns);
+
+inline std::uint64_t next_flow_id() {
+  static std::atomic<std::uint64_t> n{0};
+  return n.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+/// A span from construction to destruction, recorded only when a recording was under way at
+/// its start.
+class Span {
+ public:
+  Span(std::string_view name, const char* category, Track track = {}) {
+    if (!on()) return;
+    record_ = std::make_unique<SpanRecord>(SpanRecord{std::string(name), category, now_ns(), 0, track, {}});
+  }
+  ~Span() { end(); }
+  Span(Span&&) noexcept = default;
+  Span& operator=(Span&&) = delete;
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+
+  /// Whether this span is recorded: build arguments only then.
+  bool live() const { return record_ != nullptr; }
+  std::int64_t start_ns() const { return record_ ? record_->start_ns : 0; }
+  void rename(std::string name) {
+    if (record_) record_->name = std::move(name);
+  }
+  void set_category(const char* category) {
+    if (record_) record_->category = category;
+  }
+  Span& arg(std::string key, double value) {
+    if (record_) record_->args.push_back(Arg{std::move(key), {}, value, true});
+    return *this;
+  }
+  Span& arg(std::string key, std::string text) {
+    if (record_) record_->args.push_back(Arg{std::move(key), std::move(text), 0, false});
+    return *this;
+  }
+  /// Ends the span now (else at destruction).
+  void end() {
+    if (!record_) return;
+    record_->end_ns = now_ns();
+    record_span(std::move(*record_));
+    record_.reset();
+  }
+
+ private:
+  std::unique_ptr<SpanRecord> record_;
+};
+
+}  // namespace lt::profiler::detail
