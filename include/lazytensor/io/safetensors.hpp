@@ -19,6 +19,9 @@ struct SaveOptions {
   /// file survives a power cut. Off, a crash of the process still leaves the old file or the
   /// new one, never a torn one: the file is replaced by a rename either way.
   bool durable = true;
+  /// Among the replicas of a launch, only the master ordinal writes; the others wait at a
+  /// rendezvous until the file is written (PyTorch/XLA's xm.save). Outside a launch: a save.
+  bool master_only = false;
 };
 
 struct LoadOptions {

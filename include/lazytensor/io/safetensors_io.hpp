@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lazytensor/core/metrics.hpp"
+#include "lazytensor/distributed/launch.hpp"
 #include "lazytensor/io/posix_file.hpp"
 #include "lazytensor/io/safetensors.hpp"
 #include "lazytensor/runtime/api.hpp"
@@ -91,6 +92,14 @@ inline void check_booleans(const io::MappedFile& file, const TensorEntry& e, con
 }  // namespace io::detail
 
 void save(const TensorMap& tensors, const std::string& path, const Metadata& metadata, const SaveOptions& options) {
+  if (options.master_only) {
+    SaveOptions one = options;
+    one.master_only = false;
+    if (is_master_ordinal()) save(tensors, path, metadata, one);
+    // A master that fails to write releases the others through the launch, with its error.
+    rendezvous("lt::save " + path);
+    return;
+  }
   for (auto& [name, t] : tensors) LT_CHECK(t.defined(), "save: ", path, ": tensor '", name, "' is undefined");
   io::detail::settle(tensors);
   std::vector<std::pair<std::string, Tensor>> order = io::detail::data_order(tensors);
