@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -127,6 +129,33 @@ TEST(Idx, BadFilesRaiseNamingTheFileAndTheFault) {
   expect_fault(write("crc.gz", bad_crc), "CRC-32 mismatch");
   // Sound gzip around a bad IDX payload.
   expect_fault(write("inner.gz", testing::StoredGzip{}(Bytes(good.begin(), good.end() - 3))), "truncated");
+}
+
+TEST(Idx, AZeroExtentBesideHugeOnesIsRefusedNotWrapped) {
+  // No element, but strides over [0, 2^32 - 1, 2^32 - 1] would overflow 64 bits.
+  try {
+    IdxArray::parse(idx_bytes(0x08, {0, 0xFFFFFFFF, 0xFFFFFFFF}, {}));
+    ADD_FAILURE() << "parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("overflows"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(IdxArray::parse(idx_bytes(0x08, {0, 0xFFFFFFFF}, {})).count(), 0);  // fits: read
+}
+
+TEST(Idx, FloatsWithoutAnIntegerRaiseWhenReadAsIntegers) {
+  auto f32_file = [](float v) {
+    const std::uint32_t f = std::bit_cast<std::uint32_t>(v);
+    return idx_bytes(0x0D, {1}, {std::uint8_t(f >> 24), std::uint8_t(f >> 16), std::uint8_t(f >> 8), std::uint8_t(f)});
+  };
+  for (float v : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), -1e30f}) {
+    IdxArray a = IdxArray::parse(f32_file(v));
+    EXPECT_THROW(to_tensor(a, i64), Error) << v;
+    EXPECT_THROW(to_tensor(a, i32), Error) << v;
+  }
+  EXPECT_THROW(to_tensor(IdxArray::parse(f32_file(3e9f)), i32), Error);
+  EXPECT_EQ(to_tensor(IdxArray::parse(f32_file(3e9f)), i64).item<std::int64_t>(), 3000000000LL);
+  EXPECT_EQ(to_tensor(IdxArray::parse(f32_file(-2.75f)), i32).item<std::int32_t>(), -2);  // truncated, as a cast
+  EXPECT_TRUE(std::isnan(to_tensor(IdxArray::parse(f32_file(std::numeric_limits<float>::quiet_NaN())), f32).item<float>()));
 }
 
 }  // namespace

@@ -28,11 +28,13 @@ namespace lt {
 namespace detail {
 
 /// What the checks need of a node's op. Fragments have a descriptor per expression; they are
-/// elementwise ops, none a view.
+/// elementwise ops, none a view. An op outside the registry (a program's own) is taken as one
+/// that runs alone and may alias any of its inputs: it joins no group and no arena.
 struct PlanOpTraits {
   OpKind kind = OpKind::elementwise;
   bool view = false;
-  const OpDesc* desc = nullptr;  // null for a fragment
+  const OpDesc* desc = nullptr;  // null for a fragment or an unknown op
+  bool unknown = false;
 };
 
 class PlanChecker {
@@ -63,8 +65,8 @@ class PlanChecker {
       const PlanNode& node = plan_.nodes[p];
       if (node.op != OpId::fragment) {
         const OpDesc* d = find_op(node.op);
-        LT_CHECK(d != nullptr, "plan: node ", p, " names no op");
-        traits_[p] = {d->kind, d->view != nullptr, d};
+        traits_[p] = d != nullptr ? PlanOpTraits{d->kind, d->view != nullptr, d, false}
+                                  : PlanOpTraits{OpKind::movement, true, nullptr, true};
       }
       const std::int64_t numel = checked_numel(node.meta.shape, "plan: a node's shape");
       elements = checked_add(elements, numel, "plan: the step's elements");
@@ -236,9 +238,11 @@ class PlanChecker {
       for (int q : inputs(static_cast<int>(p)))
         death[idx(q)] = std::max(death[idx(q)], step_of_[p] < 0 ? forever : step_of_[p]);
     for (int r : plan_.roots) death[idx(r)] = forever;
-    for (std::size_t p = n_; p-- > 0;)  // a view keeps what it views alive
-      if (traits_[p].view && !inputs(static_cast<int>(p)).empty())
-        death[idx(inputs(static_cast<int>(p))[0])] = std::max(death[idx(inputs(static_cast<int>(p))[0])], death[p]);
+    for (std::size_t p = n_; p-- > 0;) {  // a view keeps what it views alive; an unknown op, all it reads
+      const std::span<const int> reads = inputs(static_cast<int>(p));
+      if (traits_[p].view && !reads.empty())
+        for (int q : traits_[p].unknown ? reads : reads.first(1)) death[idx(q)] = std::max(death[idx(q)], death[p]);
+    }
 
     struct Placed {
       int birth, death, position;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "lazytensor/core/buffer.hpp"
+#include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/core/dtype.hpp"
 #include "lazytensor/core/shape.hpp"
 
@@ -37,7 +38,7 @@ struct Array {
   /// A fresh contiguous array, uninitialised.
   static Array empty(DType t, const Shape& s) {
     Array a;
-    a.buffer = Buffer(static_cast<std::size_t>(s.numel()) * itemsize(t));
+    a.buffer = Buffer(static_cast<std::size_t>(checked_bytes(s, itemsize(t), "an array")));
     a.view = View{a.buffer.data(), t, s, contiguous_strides(s)};
     return a;
   }

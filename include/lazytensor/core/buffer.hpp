@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -80,6 +81,7 @@ class Buffer {
  public:
   Buffer() = default;
   explicit Buffer(std::size_t bytes) : bytes_(bytes) {
+    LT_CHECK(bytes <= max_bytes, "out of memory allocating ", bytes, " bytes");  // the rounding below cannot wrap
     // Round up so that vectorised loops may read a whole last packet.
     std::size_t padded = (bytes + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
     if (padded == 0) padded = buffer_alignment;
@@ -105,6 +107,9 @@ class Buffer {
     b.bytes_ = bytes;
     return b;
   }
+
+  /// The most one buffer may hold: what a pointer difference can span.
+  static constexpr std::size_t max_bytes = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / 2;
 
   std::byte* data() const { return data_.get(); }
   std::size_t bytes() const { return bytes_; }

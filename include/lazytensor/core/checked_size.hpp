@@ -45,17 +45,21 @@ inline std::int64_t checked_bytes(const Shape& s, std::size_t item, const char* 
   return checked_mul(checked_numel(s, what), static_cast<std::int64_t>(item), what);
 }
 
-/// The extent of a sliding window's output: floor((in + 2 * pad - dilation * (kernel - 1) - 1)
-/// / stride) + 1, with every term checked; lt::Error where the window is larger than the
-/// padded input (as PyTorch raises).
+/// PyTorch's output extent of a sliding window (pooling_output_shape, conv's output size):
+/// floor((in + 2 * pad - dilation * (kernel - 1) - 1 [+ stride - 1 with ceil_mode]) / stride)
+/// + 1, where with ceil_mode the last window must start inside the input or its left padding.
+/// Every term is checked, and the division floors: a window larger than the padded input
+/// gives 0 or less, which the caller raises as PyTorch does. Expects stride, kernel and
+/// dilation positive and padding non-negative (callers check them first, naming the op).
 inline std::int64_t checked_window_extent(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t pad,
-                                          std::int64_t dilation, const char* what) {
-  LT_CHECK(kernel > 0 && stride > 0 && dilation > 0 && pad >= 0, what, ": kernel ", kernel, ", stride ", stride,
-           ", dilation ", dilation, " must be positive and padding ", pad, " non-negative");
+                                          std::int64_t dilation, bool ceil_mode, const char* what) {
   const std::int64_t padded = checked_add(in, checked_mul(2, pad, what), what);
-  const std::int64_t span = checked_add(checked_mul(dilation, kernel - 1, what), 1, what);
-  LT_CHECK(span <= padded, what, ": the window (", span, ") is larger than the padded input (", padded, ")");
-  return (padded - span) / stride + 1;
+  const std::int64_t reach = checked_add(checked_mul(dilation, kernel - 1, what), 1, what);
+  std::int64_t span = padded - reach;  // both non-negative: cannot wrap
+  if (ceil_mode) span = checked_add(span, stride - 1, what);
+  std::int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  if (ceil_mode && out > 0 && (out - 1) * stride >= in + pad) --out;  // (out - 1) * stride <= span: fits
+  return out;
 }
 
 }  // namespace lt

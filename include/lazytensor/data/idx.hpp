@@ -4,15 +4,18 @@
 // row-major. Files may be gzip-compressed. Nothing in a file is trusted: every field is
 // checked before use, and a bad file raises lt::Error naming the file and what is wrong.
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/data/file.hpp"
 #include "lazytensor/data/gzip.hpp"
 #include "lazytensor/trace/dispatch.hpp"
@@ -119,6 +122,12 @@ inline IdxArray IdxArray::parse(std::vector<std::uint8_t> bytes) {
     fail("IDX: ", payload - count * item, " bytes follow the last element of ", name(a.type_), " ",
          detail::dims_text(a.dims_));
   }
+  // An empty array's other extents still make its strides: they must fit as well.
+  try {
+    checked_numel(Shape(a.dims_), "extents");
+  } catch (const Error& e) {
+    fail("IDX: ", detail::dims_text(a.dims_), ": ", e.what());
+  }
   a.count_ = static_cast<std::int64_t>(count);
   a.bytes_ = std::move(bytes);
   a.offset_ = header;
@@ -156,7 +165,16 @@ inline Tensor to_tensor(const IdxArray& a, DType dtype) {
   Array out = Array::empty(dtype, Shape(a.dims()));
   visit(dtype, [&]<class T>(Tag<T>) {
     T* p = out.view.ptr<T>();
-    for (std::int64_t i = 0; i < a.count(); ++i) p[i] = static_cast<T>(a.at(i));
+    for (std::int64_t i = 0; i < a.count(); ++i) {
+      const double v = a.at(i);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // NaN, infinities and values past T's range have no integer (the cast would be undefined).
+        constexpr double limit = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;  // 2^(bits - 1), exact
+        const double whole = std::trunc(v);
+        if (!(whole >= -limit && whole < limit)) fail("IDX: element ", i, " (", v, ") does not fit ", name(dtype));
+      }
+      p[i] = static_cast<T>(v);
+    }
   });
   return tensor_from_array(std::move(out), cpu);
 }

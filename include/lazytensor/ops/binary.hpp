@@ -9,6 +9,7 @@
 #include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/binary_grad.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
+#include "lazytensor/ops/wrapping.hpp"
 
 namespace lt::binary {
 
@@ -17,15 +18,15 @@ namespace pk = kernels::pk;
 template <class T> constexpr bool is_int = std::is_integral_v<T>;
 
 struct Add {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); }
+  template <class T> T operator()(T a, T b) const { return wrapping_add(a, b); }
   template <class P> P packet(const P& a, const P& b) const { return pk::padd(a, b); }
 };
 struct Sub {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); }
+  template <class T> T operator()(T a, T b) const { return wrapping_sub(a, b); }
   template <class P> P packet(const P& a, const P& b) const { return pk::psub(a, b); }
 };
 struct Mul {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); }
+  template <class T> T operator()(T a, T b) const { return wrapping_mul(a, b); }
   template <class P> P packet(const P& a, const P& b) const { return pk::pmul(a, b); }
 };
 struct Div {
@@ -42,9 +43,9 @@ struct Pow {
         // as PyTorch's integer pow).
         return a == 1 ? T(1) : a == -1 ? (b % 2 ? T(-1) : T(1)) : T(0);
       }
-      T r = 1;
-      for (T base = a, e = b; e; e >>= 1, base = static_cast<T>(base * base))
-        if (e & 1) r = static_cast<T>(r * base);
+      T r = 1;  // wraps on overflow, as PyTorch's integer pow
+      for (T base = a, e = b; e; e >>= 1, base = wrapping_mul(base, base))
+        if (e & 1) r = wrapping_mul(r, base);
       return r;
     } else {
       return std::pow(a, b);
@@ -90,6 +91,8 @@ struct Fmod {
   template <class T> T operator()(T a, T b) const {
     if constexpr (is_int<T>) {
       LT_CHECK(b != 0, "fmod: integer division by zero");
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return T(0);  // the remainder of every value, and INT_MIN % -1 would trap
       return static_cast<T>(a % b);
     } else {
       return std::fmod(a, b);

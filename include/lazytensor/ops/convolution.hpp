@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/ops/contraction_grad.hpp"
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/declare.hpp"
@@ -29,7 +30,7 @@ struct ConvParams {
   explicit ConvParams(const Attrs& a)
       : sh(a.ints[0]), sw(a.ints[1]), ph(a.ints[2]), pw(a.ints[3]), dh(a.ints[4]), dw(a.ints[5]), groups(a.ints[6]) {}
   static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
-    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+    return checked_window_extent(in, k, s, p, d, false, "conv2d window");
   }
 };
 

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/declare.hpp"
@@ -29,10 +30,7 @@ struct Window {
         dw(a.ints[7]), ceil_mode(a.ints[8] != 0), count_include_pad(a.ints[9] != 0) {}
   /// PyTorch's pooling output size; with ceil_mode the last window must start inside the input.
   static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil) {
-    std::int64_t span = in + 2 * p - d * (k - 1) - 1;
-    std::int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
-    if (ceil && (out - 1) * s >= in + p) --out;
-    return out;
+    return checked_window_extent(in, k, s, p, d, ceil, "pooling window");
   }
 };
 
@@ -50,7 +48,8 @@ inline Meta window_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape& s = in[0].shape;
   std::int64_t oh = Window::out_size(s[2], w.kh, w.sh, w.ph, w.dh, w.ceil_mode);
   std::int64_t ow = Window::out_size(s[3], w.kw, w.sw, w.pw, w.dw, w.ceil_mode);
-  LT_CHECK(oh > 0 && ow > 0, "the window does not fit the input ", s);
+  LT_CHECK(oh > 0 && ow > 0, "the window ", w.kh, "x", w.kw, " (dilation ", w.dh, "x", w.dw, ", padding ", w.ph, "x", w.pw,
+           ") is larger than the padded input ", s);
   return {Shape{s[0], s[1], oh, ow}, in[0].dtype};
 }
 

@@ -9,6 +9,7 @@
 #include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/unary_grad.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
+#include "lazytensor/ops/wrapping.hpp"
 
 namespace lt::unary {
 
@@ -17,12 +18,12 @@ namespace pk = kernels::pk;
 template <class T> constexpr bool is_int = std::is_integral_v<T>;
 
 struct Neg {
-  template <class T> T operator()(T x) const { return -x; }
+  template <class T> T operator()(T x) const { return wrapping_neg(x); }
   template <class P> P packet(const P& x) const { return pk::pnegate(x); }
 };
 struct Abs {
   template <class T> T operator()(T x) const {
-    if constexpr (is_int<T>) return x < 0 ? -x : x;
+    if constexpr (is_int<T>) return x < 0 ? wrapping_neg(x) : x;  // abs(INT_MIN) wraps to itself, as in PyTorch
     else return std::abs(x);
   }
 };

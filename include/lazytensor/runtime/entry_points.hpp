@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ostream>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "lazytensor/core/replica.hpp"
@@ -76,6 +77,26 @@ void wait_device_ops() {
     if (std::exception_ptr e = q.take_error()) std::rethrow_exception(e);
 }
 
+namespace detail {
+/// Forgets the fault of every failed step whose leaves the graph of `root` reads: a read of a
+/// value derived from them raised that fault, so the next barrier must not raise it again.
+/// The device is idle: every step the graph reads has finished.
+void forget_faults_read_by(const NodePtr& root, StepQueue& queue) {
+  std::vector<const Node*> stack{root.get()};
+  std::unordered_set<const Node*> seen{root.get()};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (n->is_data()) {
+      if (const auto& step = n->leaf().step; step && step->wait()) queue.forget_error(step.get());
+      continue;
+    }
+    for (const NodePtr& in : n->inputs)
+      if (seen.insert(in.get()).second) stack.push_back(in.get());
+  }
+}
+}  // namespace detail
+
 Array materialize(const Tensor& t) {
   TensorImpl& impl = t.impl();
   if (!impl.device.is_lazy()) return impl.data;
@@ -90,7 +111,9 @@ Array materialize(const Tensor& t) {
   try {
     detail::compute_and_cut(std::span(&self, 1));
   } catch (...) {
-    if (step) detail::step_queue(impl.device.index).forget_error(step.get());
+    detail::StepQueue& queue = detail::step_queue(impl.device.index);
+    if (step) queue.forget_error(step.get());
+    else detail::forget_faults_read_by(impl.node, queue);  // a value derived from a failed step's
     throw;
   }
   return impl.node->leaf().data;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/trace/grad_hooks.hpp"
@@ -64,7 +65,10 @@ inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, st
                                              " (move one with .to(device))"));
   }
   try {
-    return op.infer(metas, attrs);
+    Meta out = op.infer(metas, attrs);
+    // A count that wraps would reach an allocation or a kernel as a small one.
+    checked_bytes(out.shape, itemsize(out.dtype), "the result's size");
+    return out;
   } catch (const Error& e) {
     op_error(op.name, in, e.what());
   }

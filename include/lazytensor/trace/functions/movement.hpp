@@ -67,11 +67,12 @@ inline Tensor permute(const Tensor& x, Dims dims) {
 }
 
 inline Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1) {
-  if (x.dim() == 0) return x;
   Dims perm = Dims::filled(x.dim(), 0);
   std::iota(perm.begin(), perm.end(), 0);
   try {
-    std::swap(perm[wrap_dim(dim0, x.dim())], perm[wrap_dim(dim1, x.dim())]);
+    const int d0 = wrap_dim(dim0, x.dim()), d1 = wrap_dim(dim1, x.dim());  // rank 0 takes -1 and 0, as PyTorch
+    if (x.dim() == 0) return x;
+    std::swap(perm[d0], perm[d1]);
   } catch (const Error& e) {
     op_error("transpose", {&x, 1}, e.what());
   }
