@@ -17,7 +17,10 @@ usage: $0 <command> [args...]
   demo    build and run examples/mnist.cpp, a CNN trained on Fashion-MNIST (args go to it, e.g.
           --epochs N or --fake-data; installs dataset-fashion-mnist)
   test    build everything and run the test suite with ctest
+          --sanitize: the runtime, trace and op tests under ASan and UBSan (GCC), in build-sanitize
   bench   build and run every benchmark in $BUILD_DIR/benchmarks
+  fuzz    build the fuzz harnesses with clang's libFuzzer (ASan, UBSan) in build-fuzz and run each
+          for N seconds (first arg, default 60) at the lowest priority; findings land in build-fuzz
 USAGE
 }
 
@@ -59,6 +62,42 @@ build() {
   cmake --build "$BUILD_DIR" -j "$(nproc)" "${targets[@]}"
 }
 
+# The runtime, trace and op tests built with GCC's AddressSanitizer and the whole
+# UndefinedBehaviorSanitizer set (float-cast-overflow too; not float-divide-by-zero, which
+# IEEE 754 defines and ops use for infinities), in a build folder of their own. Any report
+# ends its test with a failure.
+sanitized_tests() {
+  BUILD_DIR=build-sanitize
+  local flags="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  configure -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+  build runtime_tests trace_tests ops_tests
+  log "running the runtime, trace and op tests under ASan and UBSan"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j 2 --timeout 1200 -L '^(runtime|trace|ops)_tests$'
+}
+
+# The fuzz harnesses (tests/fuzz) as libFuzzer binaries: clang, with the library instrumented
+# for coverage and built under ASan and UBSan, in a build folder of its own. Each runs for
+# `seconds` on a scratch corpus seeded from the saved one, niced so as not to starve builds.
+fuzz() {
+  local seconds=${1:-60}
+  BUILD_DIR=build-fuzz
+  configure -DCMAKE_CXX_COMPILER=clang++-19 -DLAZYTENSOR_FUZZERS=ON -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+  build plan_fuzzer idx_fuzzer
+  local harness
+  for harness in plan idx; do
+    mkdir -p "$BUILD_DIR/corpus/$harness" "$BUILD_DIR/findings"
+    log "fuzzing $harness for ${seconds}s"
+    nice -n 19 "./$BUILD_DIR/tests/fuzz/${harness}_fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 \
+      -print_final_stats=1 -artifact_prefix="$BUILD_DIR/findings/$harness-" \
+      "$BUILD_DIR/corpus/$harness" "tests/fuzz/corpus/$harness"
+  done
+}
+
 cmd=${1:-}
 shift $(($# > 0))
 case $cmd in
@@ -71,6 +110,10 @@ case $cmd in
     ;;
   test)
     ensure_packages "${PACKAGES[@]}"
+    if [[ ${1:-} == --sanitize ]]; then
+      sanitized_tests
+      exit
+    fi
     configure
     build
     log "running tests"
@@ -113,6 +156,10 @@ case $cmd in
       log "running peer $bench $*${openblas_dir:+ (BLAS: $(dirname "$openblas_dir"))}"
       "${peer_env[@]}" "$bench" "$@"
     done
+    ;;
+  fuzz)
+    ensure_packages "${PACKAGES[@]}" clang-19 libclang-rt-19-dev
+    fuzz "$@"
     ;;
   -h|--help|help)
     usage
