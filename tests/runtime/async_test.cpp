@@ -287,6 +287,22 @@ TEST_F(Async, AReadThatRaisesTheErrorSparesTheNextBarrier) {
   EXPECT_NO_THROW(wait_device_ops());
 }
 
+TEST_F(Async, AReadOfAValueDerivedFromAFailedStepSparesTheNextBarrier) {
+  Tensor a = from_vector<std::int32_t>({5, 7}, device()), z = from_vector<std::int32_t>({0, 1}, device());
+  Tensor bad = fmod(a, z);
+  sync();
+  Tensor derived = bad + 1;  // traced after the failed step: its graph reads the failed leaf
+  std::string m = error_of([&] { derived.to_vector<std::int32_t>(); });
+  EXPECT_NE(m.find("division by zero"), std::string::npos) << m;
+  Tensor unrelated = a * 2;
+  EXPECT_NO_THROW(sync()) << "the fault was raised already, by the read";
+  EXPECT_EQ(unrelated.to_vector<std::int32_t>(), (std::vector<std::int32_t>{10, 14}));
+  // `derived` stayed pending: that barrier's step computed it again, and failed again.
+  EXPECT_THROW(wait_device_ops(), Error);
+  EXPECT_NO_THROW(wait_device_ops());
+  EXPECT_NO_THROW(sync());
+}
+
 TEST_F(Async, WaitDeviceOpsRaisesTheErrorOnce) {
   Tensor a = from_vector<std::int32_t>({5, 7}, device()), z = from_vector<std::int32_t>({0, 0}, device());
   Tensor bad = fmod(a, z);

@@ -291,22 +291,35 @@ TEST_F(PersistentCacheInProcess, AnUnwritableDirectoryDegradesToNoStoring) {
   EXPECT_EQ(warnings.find("cannot write"), warnings.rfind("cannot write")) << "warned more than once: " << warnings;
 }
 
+/// Starts a probe that writes graph after graph into `dir`, from size `first`.
+pid_t start_writer(const fs::path& dir, std::int64_t first) {
+  std::string dir_arg = dir.string(), first_arg = std::to_string(first);
+  std::vector<char*> argv{const_cast<char*>(LAZYTENSOR_CACHE_PROBE), const_cast<char*>("write"), dir_arg.data(),
+                          first_arg.data(), nullptr};
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, LAZYTENSOR_CACHE_PROBE, nullptr, nullptr, argv.data(), environ), 0);
+  return pid;
+}
+void kill_writer(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+}
+
 TEST(PersistentCache, WritersKilledAtRandomPointsNeverLeaveAnEntryThatLoadsWrong) {
   TempDir dir;
   std::mt19937 rng(99);
   std::int64_t first = 1;
-  constexpr int kills = 25;
+  // LT_TEST_WRITER_KILLS: more kills for a longer run (50 by default).
+  const int kills = static_cast<int>(detail::env_count("LT_TEST_WRITER_KILLS", 50));
   for (int k = 0; k < kills; ++k) {
-    std::string dir_arg = dir.path().string(), first_arg = std::to_string(first);
-    std::vector<char*> argv{const_cast<char*>(LAZYTENSOR_CACHE_PROBE), const_cast<char*>("write"), dir_arg.data(),
-                            first_arg.data(), nullptr};
-    pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, LAZYTENSOR_CACHE_PROBE, nullptr, nullptr, argv.data(), environ), 0);
+    // Two writers at a time now and then: they replace each other's entries as they go.
+    const bool pair = k % 5 == 4;
+    pid_t pid = start_writer(dir.path(), first), other = pair ? start_writer(dir.path(), first + 1) : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 80));
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFSIGNALED(status));
+    kill_writer(pid);
+    if (pair) kill_writer(other);
     first += 3;  // overlapping ranges: writers replace each other's entries too
   }
   std::size_t entries = 0;

@@ -128,17 +128,19 @@ inline constexpr auto body = [] {
   return steps;
 }();
 
-/// The number of tensor operand slots and of ops in skeleton S.
+/// The number of tensor operand slots and of ops in skeleton S. Steps are told apart by their
+/// slot and id, not by comparing their pointers with nullptr, which GCC does not take as a
+/// constant under -fsanitize=undefined: a slot has slot >= 0, a constant id scalar.
 template <class S>
 inline constexpr int slot_count = [] {
   int n = 0;
-  for (const FragmentStep& s : body<S>) n += s.op == nullptr;
+  for (const FragmentStep& s : body<S>) n += s.slot >= 0;
   return n;
 }();
 template <class S>
 inline constexpr int op_count = [] {
   int n = 0;
-  for (const FragmentStep& s : body<S>) n += s.compute != nullptr;
+  for (const FragmentStep& s : body<S>) n += s.slot < 0 && s.id != OpId::scalar;
   return n;
 }();
 
@@ -148,7 +150,7 @@ template <class S>
 inline constexpr hash_t structural_hash = [] {
   hash_t h = static_combine(0, static_cast<std::uint64_t>(OpId::fragment));
   for (const FragmentStep& s : body<S>)
-    h = static_combine(h, s.op ? static_cast<std::uint64_t>(s.id) : 0x10000u + static_cast<std::uint64_t>(s.slot));
+    h = static_combine(h, s.slot < 0 ? static_cast<std::uint64_t>(s.id) : 0x10000u + static_cast<std::uint64_t>(s.slot));
   return h;
 }();
 

@@ -112,6 +112,33 @@ struct ApplyFn {
 template <class Fn, class Tc>
 concept HasWithLast = requires(const Fn& fn, Tc b) { fn.with_last(b); };
 
+/// Whether fn has a packet form over N packets P, giving P (spelled per arity: N is at most
+/// max_elementwise_inputs).
+template <class Fn, class P, std::size_t N>
+concept HasPacket = (N == 1 && requires(const Fn& fn, const P& p) { { fn.packet(p) } -> std::same_as<P>; }) ||
+                    (N == 2 && requires(const Fn& fn, const P& p) { { fn.packet(p, p) } -> std::same_as<P>; }) ||
+                    (N == 3 && requires(const Fn& fn, const P& p) { { fn.packet(p, p, p) } -> std::same_as<P>; });
+
+/// apply_each's packets, where fn has a packet form (it gives the scalar form's bits,
+/// packet.hpp): d[i] from `i` on while a whole packet remains; returns where they end. A
+/// function of its own, not a branch inside apply_each's lambda: clang instantiates the
+/// discarded branch of an `if constexpr` there.
+template <class Tc, class R, class Fn, std::size_t... I>
+[[gnu::always_inline]] inline std::int64_t apply_packets(const Fn& fn, const Tc* const* s, R* d, std::int64_t i,
+                                                         std::int64_t n, bool stream) {
+  using P = packet_t<Tc>;
+  if constexpr (std::is_same_v<R, Tc> && packet_lanes<Tc> > 1 && HasPacket<Fn, P, sizeof...(I)>) {
+    if (stream) {
+      for (; i < n && reinterpret_cast<std::uintptr_t>(d + i) % sizeof(P) != 0; ++i) d[i] = fn(s[I][i]...);
+      for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
+        pk::stream_store(d + i, fn.packet(Eigen::internal::ploadu<P>(s[I] + i)...));
+    }
+    for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
+      Eigen::internal::pstoreu(d + i, fn.packet(Eigen::internal::ploadu<P>(s[I] + i)...));
+  }
+  return i;
+}
+
 /// d[i] = fn(s[0][i], ..., s[N-1][i]) for i < n, in packets where fn has a packet form;
 /// `stream`: those packets stored past the caches (call pk::stream_fence() after).
 template <class Tc, std::size_t N, class Fn>
@@ -119,19 +146,7 @@ template <class Tc, std::size_t N, class Fn>
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     using R = decltype(fn(s[I][0]...));
     auto* d = static_cast<R*>(dst);
-    std::int64_t i = 0;
-    // A functor's packet form, where it has one, gives the scalar form's bits (packet.hpp).
-    using P = packet_t<Tc>;
-    if constexpr (std::is_same_v<R, Tc> && packet_lanes<Tc> > 1 &&
-                  requires(const P& p) { { fn.packet((static_cast<void>(I), p)...) } -> std::same_as<P>; }) {
-      if (stream) {
-        for (; i < n && reinterpret_cast<std::uintptr_t>(d + i) % sizeof(P) != 0; ++i) d[i] = fn(s[I][i]...);
-        for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
-          pk::stream_store(d + i, fn.packet(Eigen::internal::ploadu<P>(s[I] + i)...));
-      }
-      for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
-        Eigen::internal::pstoreu(d + i, fn.packet(Eigen::internal::ploadu<P>(s[I] + i)...));
-    }
+    std::int64_t i = apply_packets<Tc, R, Fn, I...>(fn, s, d, 0, n, stream);
     for (; i < n; ++i) d[i] = fn(s[I][i]...);
   }(std::make_index_sequence<N>{});
 }
@@ -150,10 +165,15 @@ void apply_uniform_last_loop(const void* const* src, void* dst, std::int64_t n, 
   apply_each<Tc, N - 1>(static_cast<const Fn*>(functor)->with_last(*s[N - 1]), s, dst, n, stream);
 }
 
+/// Whether Fn over Tc has a uniform-last loop. A bool, not a comparison of the loop's address
+/// with nullptr, which GCC does not take as a constant under -fsanitize=undefined.
+template <class Tc, std::size_t N, class Fn>
+inline constexpr bool has_uniform_last_loop = N >= 2 && HasWithLast<Fn, Tc>;
+
 /// The uniform-last loop of Fn over Tc, or nullptr where Fn has none.
 template <class Tc, std::size_t N, class Fn>
 constexpr ApplyFn::Loop uniform_last_loop() {
-  if constexpr (N >= 2 && HasWithLast<Fn, Tc>) return &apply_uniform_last_loop<Tc, N, Fn>;
+  if constexpr (has_uniform_last_loop<Tc, N, Fn>) return &apply_uniform_last_loop<Tc, N, Fn>;
   else return nullptr;
 }
 
@@ -275,7 +295,7 @@ bool elementwise_bind(std::span<const Meta> in, const Meta& out, const Attrs& at
       into.map = [](const void* state, const void* const* src, void* dst, std::int64_t n, bool stream) {
         apply_loop<Tc, N, Fn>(src, dst, n, state, stream);
       };
-      if constexpr (uniform_last_loop<Tc, N, Fn>() != nullptr)
+      if constexpr (has_uniform_last_loop<Tc, N, Fn>)
         into.map_uniform_last = [](const void* state, const void* const* src, void* dst, std::int64_t n, bool stream) {
           apply_uniform_last_loop<Tc, N, Fn>(src, dst, n, state, stream);
         };
