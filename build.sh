@@ -96,6 +96,13 @@ fuzz() {
       -print_final_stats=1 -artifact_prefix="$BUILD_DIR/findings/$harness-" \
       "$BUILD_DIR/corpus/$harness" "tests/fuzz/corpus/$harness"
   done
+  # The safetensors header parser, compiled alone (io/header_parser.hpp and what it includes).
+  clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -Iinclude tests/io/fuzz/header_fuzz.cpp -o "$BUILD_DIR/header_fuzzer"
+  mkdir -p "$BUILD_DIR/corpus/header"
+  log "fuzzing the safetensors header parser for ${seconds}s"
+  nice -n 19 "./$BUILD_DIR/header_fuzzer" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+    -artifact_prefix="$BUILD_DIR/findings/header-" "$BUILD_DIR/corpus/header" tests/io/fuzz/corpus
 }
 
 cmd=${1:-}
