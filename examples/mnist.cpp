@@ -36,34 +36,33 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-/// One epoch of training; returns the seconds it took. The progress line shows the loss of the
-/// step before: its barrier has been placed, so reading it runs nothing new (a read of the
-/// current step's loss would run the forward pass on its own, apart from the step).
+/// One epoch of training; returns the seconds it took. Every 20 steps a step closure draws the
+/// progress line with that step's loss once the step has run: no read waits inside the loop.
 template <class Source>
 double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, lt::Device dev, int epoch, long steps) {
   const bool master = lt::is_master_ordinal();
   model.train();
   auto start = Clock::now();
   long step = 0;
-  lt::Tensor previous_loss;
-  auto draw = [&](long done) {
+  lt::Tensor last_loss;
+  auto draw = [&](long done, float loss) {
     double rate = static_cast<double>(done) / seconds_since(start);
     int filled = steps > 0 ? static_cast<int>(30 * done / steps) : 30;
     std::fprintf(stderr, "\repoch %d [%-30s] %ld/%ld  %.1f steps/s  loss %.4f", epoch,
-                 std::string(static_cast<std::size_t>(filled), '=').c_str(), done, steps, rate,
-                 previous_loss.item<float>());
+                 std::string(static_cast<std::size_t>(filled), '=').c_str(), done, steps, rate, static_cast<double>(loss));
   };
   for (auto [data, target] : lt::data::DeviceLoader(source, dev)) {
-    if (master && step > 0 && step % 20 == 0) draw(step);
     optimizer.zero_grad();
     lt::Tensor loss = F::nll_loss(model.forward(data), target);
     loss.backward();
-    lt::optimizer_step(optimizer);  // the replicas' mean gradient; with one replica, step()
-    previous_loss = loss;
     ++step;
+    if (master && step % 20 == 0) lt::add_step_closure([&draw, loss, done = step] { draw(done, loss.item<float>()); }, dev);
+    lt::optimizer_step(optimizer);  // the replicas' mean gradient; with one replica, step()
+    last_loss = loss;
   }
+  lt::wait_device_ops();  // the last closures have drawn
   double seconds = seconds_since(start);
-  if (master && step > 0) draw(step);
+  if (master && step > 0) draw(step, last_loss.item<float>());
   if (master) std::fprintf(stderr, "\n");
   return seconds;
 }
