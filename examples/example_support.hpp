@@ -11,12 +11,14 @@
 
 #include <lazytensor/data.hpp>
 
-/// [--epochs N] [--dir DIR] [--fake-data] [--replicas R]
+/// [--epochs N] [--dir DIR] [--fake-data] [--replicas R] [--save DIR] [--resume FILE]
 struct ExampleOptions {
   int epochs = 3;
   bool fake = false;
   std::string dir{lt::data::FashionMnist::default_directory};
   int replicas = 1;
+  std::string save_dir;  // a checkpoint per epoch goes here
+  std::string resume;    // the checkpoint to continue from
 
   /// The options, or nothing (after printing the usage) when the command line is wrong.
   static std::optional<ExampleOptions> parse(int argc, char** argv) {
@@ -26,8 +28,10 @@ struct ExampleOptions {
       else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) o.dir = argv[++i];
       else if (!std::strcmp(argv[i], "--fake-data")) o.fake = true;
       else if (!std::strcmp(argv[i], "--replicas") && i + 1 < argc) o.replicas = std::atoi(argv[++i]);
+      else if (!std::strcmp(argv[i], "--save") && i + 1 < argc) o.save_dir = argv[++i];
+      else if (!std::strcmp(argv[i], "--resume") && i + 1 < argc) o.resume = argv[++i];
       else {
-        std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data] [--replicas R]\n";
+        std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data] [--replicas R] [--save DIR] [--resume FILE]\n";
         return std::nullopt;
       }
     }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <tuple>
 #include <string>
 
 #include <lazytensor/data.hpp>
@@ -63,7 +64,7 @@ double accuracy(const Model& model, Source& source, lt::Device dev) {
 int main(int argc, char** argv) {
   const std::optional<ExampleOptions> options = ExampleOptions::parse(argc, argv);
   if (!options) return 2;
-  const auto [epochs, fake, dir] = *options;
+  const auto& [epochs, fake, dir] = std::tie(options->epochs, options->fake, options->dir);
   const lt::Device dev = lt::device();
   Model model{lt::zeros({pixels, classes}, dev), lt::zeros({classes}, dev)};
   const float lr = 0.1f;

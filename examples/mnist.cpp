@@ -2,12 +2,14 @@
 // with momentum from lt::optim, batches moved ahead of their step by a DeviceLoader. Each step
 // traces forward, backward and update; the loader's barrier runs them as one cached plan.
 //
-//   mnist [--epochs N] [--dir DIR] [--fake-data] [--replicas R]
+//   mnist [--epochs N] [--dir DIR] [--fake-data] [--replicas R] [--save DIR] [--resume FILE]
 //
 // Reads Debian's dataset-fashion-mnist by default; --fake-data trains on one seeded random
 // batch instead (no files needed; the accuracy then means nothing). --replicas R trains data
 // parallel: R replicas (under mpirun -np P, P x R), each on its share of every global batch
-// of 128, their gradients averaged by lt::optimizer_step; only the master prints.
+// of 128, their gradients averaged by lt::optimizer_step; only the master prints. --save DIR
+// writes a checkpoint after each epoch (DIR/epoch-N.safetensors: weights, momentum, the random
+// generator, the loader's place), --resume FILE continues a run from one.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -16,9 +18,11 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <tuple>
 
 #include <lazytensor/data.hpp>
 #include <lazytensor/distributed.hpp>
+#include <lazytensor/io.hpp>
 #include <lazytensor/nn.hpp>
 #include <lazytensor/optim.hpp>
 
@@ -84,7 +88,7 @@ double test_accuracy(MnistNet& model, Source& source, lt::Device dev) {
 
 /// One replica's run: the model, its share of the data, the loop.
 int run_replica(const ExampleOptions& options) {
-  const auto [epochs, fake, dir, replicas] = options;
+  const auto& [epochs, fake, dir] = std::tie(options.epochs, options.fake, options.dir);
   const bool master = lt::is_master_ordinal();
   const int world = lt::world_size();
   lt::manual_seed(1);
@@ -98,13 +102,28 @@ int run_replica(const ExampleOptions& options) {
     return 2;
   }
   const std::int64_t share = batch_size / world;  // of every global batch
+  // The run as a checkpoint holds it: after epoch e the loader stands at {e, 0}.
+  lt::data::LoaderPosition position;
+  const lt::Checkpoint run{.model = &model, .optimizer = &optimizer, .loader = &position};
+  auto save_epoch = [&](int e) {
+    if (options.save_dir.empty()) return;
+    position = {static_cast<std::uint64_t>(e), 0};
+    run.save(options.save_dir + "/epoch-" + std::to_string(e) + ".safetensors", {}, {.master_only = true});
+  };
   try {
+    if (!options.resume.empty()) {
+      run.load(options.resume);
+      if (master) std::printf("resumed from %s after epoch %llu\n", options.resume.c_str(),
+                              static_cast<unsigned long long>(position.epoch));
+    }
+    const int first = static_cast<int>(position.epoch) + 1;
     if (fake) {
       const long steps = 100;
       auto data = lt::data::fake_data({share, 1, 28, 28}, 10, steps, /*seed=*/1 + static_cast<std::uint64_t>(lt::ordinal()));
-      for (int e = 1; e <= epochs; ++e) {
+      for (int e = first; e <= epochs; ++e) {
         double s = train_epoch(model, optimizer, data, dev, e, steps);
         if (master) std::printf("epoch %d: %.2f ms per step (fake data)\n", e, 1e3 * s / steps);
+        save_epoch(e);
       }
     } else {
       // Normalised once at load with the training set's pixel mean and deviation.
@@ -118,10 +137,12 @@ int run_replica(const ExampleOptions& options) {
       lt::data::DataLoader train_loader(train, {.batch_size = share, .drop_last = true, .sampler = train_shard});
       lt::data::DataLoader test_loader(test, {.batch_size = 1000, .sampler = test_shard});
       const long steps = static_cast<long>(train_loader.size());
-      for (int e = 1; e <= epochs; ++e) {
+      train_loader.set_position(position);
+      for (int e = first; e <= epochs; ++e) {
         double s = train_epoch(model, optimizer, train_loader, dev, e, steps);
         double accuracy = test_accuracy(model, test_loader, dev);
         if (master) std::printf("epoch %d: test accuracy %.2f%%, %.2f ms per training step\n", e, 100 * accuracy, 1e3 * s / steps);
+        save_epoch(e);
       }
     }
   } catch (const lt::Error& e) {
