@@ -159,6 +159,7 @@ struct PlanRunScratch {
   std::vector<std::unique_ptr<RowLoop>> loops;
   std::vector<Array> values;  // every entry empty between runs
   std::vector<int> uses;
+  std::vector<std::shared_ptr<const profiler::detail::SpanNote>> kernel_notes;  // per step, made when first profiled
 };
 }  // namespace detail
 
@@ -204,7 +205,13 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
   if (profiler::detail::on()) profiler::detail::record_counter(device_track.device, "arena bytes", static_cast<double>(plan.stats.arena_bytes));
   for (const PlanStep& step : plan.steps) {
     profiler::detail::Span kernel_span("kernel", "kernel", device_track);
-    if (kernel_span.live()) detail::describe_kernel(kernel_span, plan, s, step);
+    if (kernel_span.live()) {
+      auto& notes = scratch->kernel_notes;
+      const auto at = static_cast<std::size_t>(&step - plan.steps.data());
+      if (notes.size() != plan.steps.size()) notes.assign(plan.steps.size(), nullptr);
+      if (!notes[at]) notes[at] = detail::kernel_note(plan, s, step);
+      kernel_span.share(notes[at]);
+    }
     if (step.group >= 0) {
       const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
       if (g.led_by_product()) {

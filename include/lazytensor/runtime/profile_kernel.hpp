@@ -1,10 +1,12 @@
 #pragma once
 // How the profiler names one step of a plan (a fusion group, or a node run alone) and what it
 // notes of it: its ops, its shape, the bytes it reads and writes in memory, and its FLOPs where
-// the op kinds tell them. Worked out only while a recording is under way.
+// the op kinds tell them. Worked out while a recording is under way, once per plan step.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lazytensor/compile/plan_types.hpp"
@@ -37,8 +39,13 @@ inline std::int64_t node_flops(const Node& n) {
 
 inline std::string shape_text(const Meta& m) { return concat(name(m.dtype), m.shape); }
 
-/// Names `span` after plan step `step` of graph `s` and notes its ops, shape, bytes and FLOPs.
-inline void describe_kernel(profiler::detail::Span& span, const Plan& plan, const Schedule& s, const PlanStep& step) {
+/// The name, category and arguments of the profiler's spans of plan step `step` of graph `s`:
+/// its ops, shape, bytes and FLOPs. The same for every graph that fits the plan.
+inline std::shared_ptr<const profiler::detail::SpanNote> kernel_note(const Plan& plan, const Schedule& s, const PlanStep& step) {
+  auto note = std::make_shared<profiler::detail::SpanNote>();
+  note->category = "kernel";
+  auto arg = [&](std::string key, std::string text) { note->args.push_back({std::move(key), std::move(text), 0, false}); };
+  auto number = [&](std::string key, double value) { note->args.push_back({std::move(key), {}, value, true}); };
   auto node_at = [&](int p) -> const Node& { return *s.order[static_cast<std::size_t>(p)]; };
   std::int64_t bytes = 0, flops = 0;
   bool flops_known = true;
@@ -48,15 +55,15 @@ inline void describe_kernel(profiler::detail::Span& span, const Plan& plan, cons
     else flops += f;
   };
   std::string ops, name;
-  std::vector<std::string> distinct;
+  std::vector<std::string_view> distinct;
   if (step.group < 0) {
     const Node& n = node_at(step.position);
     for (int q : s.inputs[static_cast<std::size_t>(step.position)]) bytes += value_bytes(node_at(q).meta);
     bytes += value_bytes(n.meta);
     count_flops(n);
     ops = name = std::string(n.op->name);
-    if (n.op->kind == OpKind::collective) span.set_category("collective");
-    span.arg("shape", shape_text(n.meta));
+    if (n.op->kind == OpKind::collective) note->category = "collective";
+    arg("shape", shape_text(n.meta));
   } else {
     const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
     int counted = 0;
@@ -65,22 +72,23 @@ inline void describe_kernel(profiler::detail::Span& span, const Plan& plan, cons
       const Node& n = node_at(m.position);
       ++counted;
       ops += (ops.empty() ? "" : ",") + std::string(n.op->name);
-      if (std::find(distinct.begin(), distinct.end(), n.op->name) == distinct.end()) distinct.emplace_back(n.op->name);
+      if (std::find(distinct.begin(), distinct.end(), n.op->name) == distinct.end()) distinct.push_back(n.op->name);
       if (plan.materialized[static_cast<std::size_t>(m.position)]) bytes += value_bytes(n.meta);
       count_flops(n);
     }
     for (const GroupExternal& e : g.externals) bytes += value_bytes(node_at(e.position).meta);
     constexpr std::size_t named = 4;  // op names in a group's span name; the args list all
-    for (std::size_t k = 0; k < distinct.size() && k < named; ++k) name += (k ? "+" : "") + distinct[k];
+    for (std::size_t k = 0; k < distinct.size() && k < named; ++k) name += (k ? "+" : "") + std::string(distinct[k]);
     if (distinct.size() > named) name += "+...";
     name = concat("fused ", name, " (", counted, " ops)");
-    span.arg("shape", shape_text(Meta{g.shape, node_at(g.members.back().position).meta.dtype, false}));
-    span.arg("row", static_cast<double>(g.row));
+    arg("shape", shape_text(Meta{g.shape, node_at(g.members.back().position).meta.dtype, false}));
+    number("row", static_cast<double>(g.row));
   }
-  span.rename(std::move(name));
-  span.arg("ops", std::move(ops));
-  span.arg("bytes", static_cast<double>(bytes));
-  if (flops_known) span.arg("flops", static_cast<double>(flops));
+  note->name = std::move(name);
+  arg("ops", std::move(ops));
+  number("bytes", static_cast<double>(bytes));
+  if (flops_known) number("flops", static_cast<double>(flops));
+  return note;
 }
 
 }  // namespace lt::detail

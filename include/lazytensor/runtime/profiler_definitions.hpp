@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,9 +32,14 @@ struct Event {
   std::uint64_t flow = 0;  // a flow's id
 };
 
+/// A span's name, category and arguments, its own or its shared note's.
+inline const std::string& name_of(const SpanRecord& s) { return s.note ? s.note->name : s.name; }
+inline const char* category_of(const SpanRecord& s) { return s.note ? s.note->category : s.category; }
+inline const std::vector<Arg>& args_of(const SpanRecord& s) { return s.note ? s.note->args : s.args; }
+
 struct ThreadLog {
   std::mutex mu;
-  std::vector<Event> events;  // guarded by mu
+  std::deque<Event> events;  // guarded by mu; a deque grows without moving what it holds
   int host_thread = 0;        // numbered from 1 in order of first record
 };
 
@@ -74,12 +81,12 @@ void record_span(SpanRecord&& span) {
 
 void record_counter(int device, const char* name, double value) {
   if (!on()) return;
-  append(Event{'C', SpanRecord{name, "counter", now_ns(), 0, device_steps(device), {}}, 0, value, 0});
+  append(Event{'C', SpanRecord{name, "counter", now_ns(), 0, device_steps(device), {}, nullptr}, 0, value, 0});
 }
 
 void record_flow(std::uint64_t id, bool starts, Track track, std::int64_t at_ns) {
   if (!on()) return;
-  append(Event{starts ? 's' : 'f', SpanRecord{"step", "step", at_ns, 0, track, {}}, 0, 0, id});
+  append(Event{starts ? 's' : 'f', SpanRecord{"step", "step", at_ns, 0, track, {}, nullptr}, 0, 0, id});
 }
 
 /// Takes every thread's events, oldest first.
@@ -127,14 +134,14 @@ inline nlohmann::json trace_json(const std::vector<Event>& events, std::int64_t 
     if (e.span.track.kind == Track::thread) host_threads.insert(e.host_thread);
     else devices.insert(e.span.track.device);
     j["ph"] = std::string(1, e.phase);
-    j["name"] = e.span.name;
+    j["name"] = name_of(e.span);
     j["ts"] = micros(e.span.start_ns);
     switch (e.phase) {
       case 'X': {
-        j["cat"] = e.span.category;
+        j["cat"] = category_of(e.span);
         j["dur"] = static_cast<double>(e.span.end_ns - e.span.start_ns) * 1e-3;
         nlohmann::json args = nlohmann::json::object();
-        for (const Arg& a : e.span.args) {
+        for (const Arg& a : args_of(e.span)) {
           if (a.is_number) args[a.key] = a.number;
           else args[a.key] = a.text;
         }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,12 +39,22 @@ struct Arg {
   bool is_number = false;
 };
 
+/// A name, category and arguments made once and shared by many spans: a plan's kernel is the
+/// same kernel at every run, and building its description at each would cost more than the
+/// record itself.
+struct SpanNote {
+  std::string name;
+  const char* category = "";
+  std::vector<Arg> args;
+};
+
 struct SpanRecord {
   std::string name;
   const char* category = "";
   std::int64_t start_ns = 0, end_ns = 0;
   Track track;
   std::vector<Arg> args;
+  std::shared_ptr<const SpanNote> note;  // where set, the name, category and arguments
 };
 
 void record_span(SpanRecord&& span);
@@ -64,22 +75,20 @@ class Span {
  public:
   Span(std::string_view name, const char* category, Track track = {}) {
     if (!on()) return;
-    record_ = std::make_unique<SpanRecord>(SpanRecord{std::string(name), category, now_ns(), 0, track, {}});
+    record_.emplace(SpanRecord{std::string(name), category, now_ns(), 0, track, {}, nullptr});
   }
   ~Span() { end(); }
-  Span(Span&&) noexcept = default;
+  Span(Span&& other) noexcept : record_(std::move(other.record_)) { other.record_.reset(); }
   Span& operator=(Span&&) = delete;
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
 
   /// Whether this span is recorded: build arguments only then.
-  bool live() const { return record_ != nullptr; }
+  bool live() const { return record_.has_value(); }
   std::int64_t start_ns() const { return record_ ? record_->start_ns : 0; }
-  void rename(std::string name) {
-    if (record_) record_->name = std::move(name);
-  }
-  void set_category(const char* category) {
-    if (record_) record_->category = category;
+  /// Takes its name, category and arguments from `note`.
+  void share(std::shared_ptr<const SpanNote> note) {
+    if (record_) record_->note = std::move(note);
   }
   Span& arg(std::string key, double value) {
     if (record_) record_->args.push_back(Arg{std::move(key), {}, value, true});
@@ -98,7 +107,7 @@ class Span {
   }
 
  private:
-  std::unique_ptr<SpanRecord> record_;
+  std::optional<SpanRecord> record_;
 };
 
 }  // namespace lt::profiler::detail

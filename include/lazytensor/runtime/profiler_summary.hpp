@@ -37,14 +37,14 @@ inline std::vector<KernelRow> kernel_rows(const std::vector<Event>& events) {
   std::map<std::string, KernelRow> rows;
   for (const Event& e : events) {
     if (e.phase != 'X') continue;
-    const std::string_view category = e.span.category;
+    const std::string_view category = category_of(e.span);
     if (category != "kernel" && category != "collective") continue;
-    KernelRow& r = rows[e.span.name];
-    r.name = e.span.name;
+    KernelRow& r = rows[name_of(e.span)];
+    r.name = name_of(e.span);
     ++r.calls;
     r.seconds += static_cast<double>(e.span.end_ns - e.span.start_ns) * 1e-9;
     bool counted_flops = false;
-    for (const Arg& a : e.span.args) {
+    for (const Arg& a : args_of(e.span)) {
       if (a.key == "bytes") r.bytes += a.number;
       if (a.key == "flops") r.flops += a.number, counted_flops = true;
     }

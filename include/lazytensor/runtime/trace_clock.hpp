@@ -97,7 +97,7 @@ class TraceClock {
     profiler::detail::SpanRecord span{"tracing", "tracing",
                                       std::chrono::duration_cast<nanoseconds>(last_end_.time_since_epoch()).count(),
                                       std::chrono::duration_cast<nanoseconds>(now.time_since_epoch()).count(),
-                                      profiler::detail::device_tracing(index), {}};
+                                      profiler::detail::device_tracing(index), {}, nullptr};
     span.args.push_back({"traced seconds", {}, traced, true});
     profiler::detail::record_span(std::move(span));
   }
