@@ -89,4 +89,9 @@ inline int local_ordinal() { return detail::replica_slot().local_ordinal; }
 /// Whether this replica is ordinal 0: the one that prints, saves and logs.
 inline bool is_master_ordinal() { return ordinal() == 0; }
 
+/// Blocks until every replica has reached a rendezvous with the same tag (after finishing
+/// what its device has queued); outside a launch, returns at once. Raises lt::Error when the
+/// tags differ. Defined with lt::launch (distributed/definitions.hpp).
+void rendezvous(std::string_view tag);
+
 }  // namespace lt

@@ -38,10 +38,6 @@ struct LaunchOptions {
 ///   lt::launch([&](int ordinal) { train(ordinal); }, {.replicas = 2});
 void launch(const std::function<void(int)>& fn, LaunchOptions options = {});
 
-/// Blocks until every replica has reached a rendezvous with the same tag (after finishing
-/// what its device has queued). Raises lt::Error when the tags differ.
-void rendezvous(std::string_view tag);
-
 namespace detail {
 /// Every replica's `bytes`, all of one size, in ordinal order (rendezvous and mesh_reduce).
 std::vector<std::byte> exchange_host(std::string_view tag, std::span<const std::byte> bytes);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "lazytensor/core/metrics.hpp"
-#include "lazytensor/distributed/launch.hpp"
+#include "lazytensor/core/replica.hpp"
 #include "lazytensor/io/posix_file.hpp"
 #include "lazytensor/io/safetensors.hpp"
 #include "lazytensor/runtime/api.hpp"
