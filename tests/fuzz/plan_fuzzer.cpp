@@ -18,6 +18,7 @@
 #include <lazytensor/runtime/barrier.hpp>  // plans, schedules and the executor
 
 #include "harness.hpp"
+#include "../runtime/same_bits.hpp"
 
 namespace {
 
@@ -84,15 +85,6 @@ std::vector<FuzzGraph>& graphs() {
   return all;
 }
 
-bool same_bits(const Array& a, const Array& b) {
-  if (a.view.dtype != b.view.dtype || a.view.shape != b.view.shape) return false;
-  Array ca = Array::empty(a.view.dtype, a.view.shape), cb = Array::empty(b.view.dtype, b.view.shape);
-  if (ca.view.numel() == 0) return true;
-  kernels::copy_into(a.view, ca.view);
-  kernels::copy_into(b.view, cb.view);
-  return std::memcmp(ca.view.data, cb.view.data, static_cast<std::size_t>(ca.view.numel()) * itemsize(a.view.dtype)) == 0;
-}
-
 void write_bytes(const std::filesystem::path& path, const std::vector<std::byte>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -118,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     }
     for (std::size_t k = 0; k < got.size(); ++k)
-      if (k >= g.expected.size() || !same_bits(got[k], g.expected[k])) {
+      if (k >= g.expected.size() || !oracle::same_bits(got[k], g.expected[k])) {
         std::fprintf(stderr, "a plan taken for %s computes root %zu wrong\n", g.name.c_str(), k);
         std::abort();
       }

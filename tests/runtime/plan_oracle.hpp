@@ -10,21 +10,14 @@
 #include <lazytensor/lazytensor.hpp>
 #include <lazytensor/runtime/barrier.hpp>  // the runtime's internals, tested here
 
+#include "same_bits.hpp"
+
 namespace lt::oracle {
 
 inline std::vector<NodePtr> roots_of(const std::vector<Tensor>& ts) {
   std::vector<NodePtr> roots;
   for (const Tensor& t : ts) roots.push_back(t.impl().node);
   return roots;
-}
-
-inline bool same_bits(const Array& a, const Array& b) {
-  if (a.view.dtype != b.view.dtype || a.view.shape != b.view.shape) return false;
-  Array ca = Array::empty(a.view.dtype, a.view.shape), cb = Array::empty(b.view.dtype, b.view.shape);
-  if (ca.view.numel() == 0) return true;
-  kernels::copy_into(a.view, ca.view);
-  kernels::copy_into(b.view, cb.view);
-  return std::memcmp(ca.view.data, cb.view.data, static_cast<std::size_t>(ca.view.numel()) * itemsize(a.view.dtype)) == 0;
 }
 
 /// Runs the results of `plan` on `schedule` and the reference executor on the same graph,
