@@ -3,6 +3,8 @@
 // strided inputs. On the lazy device nothing may run before the barrier.
 #include <gtest/gtest.h>
 
+#include <lazytensor/runtime/barrier.hpp>  // plans and the loader, checked per case
+
 #include "op_harness.hpp"
 
 namespace lt::test {
@@ -40,6 +42,22 @@ void expect_matches(const Tensor& got, const OpCase& c, const std::string& where
   }
 }
 
+// The registry is a constant: a program's static objects may look ops up before any
+// descriptor's own initialisation has run.
+static_assert(find_op(OpId::add) == &binary::add && find_op(OpId::sum) == &reduction::sum);
+
+/// The plan the barrier is about to compile for `out`, written and read back as the disk
+/// cache reads it: the loader must take every plan the compiler makes, unchanged.
+void expect_plan_loads_back(const Tensor& out, const std::string& where) {
+  const NodePtr root = out.impl().node;
+  const Plan plan = make_plan(make_schedule(std::span(&root, 1)));
+  try {
+    EXPECT_TRUE(serialize_plan(deserialize_plan(serialize_plan(plan))) == serialize_plan(plan)) << where;
+  } catch (const Error& e) {
+    ADD_FAILURE() << where << ": the loader refuses the compiled plan: " << e.what();
+  }
+}
+
 void run_case(const OpDesc& op, const OpCase& c, bool strided, Device dev) {
   std::vector<Tensor> inputs;
   for (const Ref& r : c.inputs) {
@@ -53,6 +71,7 @@ void run_case(const OpDesc& op, const OpCase& c, bool strided, Device dev) {
   Tensor out = c.run(inputs);
   if (dev.is_lazy()) {
     EXPECT_EQ(metrics::counter(counter), before) << where << ": ran before the barrier";
+    expect_plan_loads_back(out, where);
     sync(dev);
     if (op.kind != OpKind::leaf) EXPECT_GT(metrics::counter(counter), before) << where << ": op not in the graph";
   }

@@ -198,6 +198,26 @@ void forge_entry(const fs::path& path, const std::function<void(Plan&)>& forge) 
   out.write(reinterpret_cast<const char*>(payload.data()), static_cast<std::streamsize>(payload.size()));
 }
 
+Meta pass_infer(std::span<const Meta> in, const Attrs&) { return in[0]; }
+void pass_kernel(std::span<const View> in, const View& out, const Attrs&) { kernels::copy_into(in[0], out); }
+// A program's own op, outside the registry: no loader can vouch for what it does.
+constexpr OpDesc own_op{static_cast<OpId>(op_id_limit - 2), "own_pass", OpKind::movement, 1, &pass_infer, &pass_kernel};
+
+TEST_F(PersistentCacheInProcess, APlanWithAProgramsOwnOpIsNeverStored) {
+  Tensor x = full({4, 3}, 2.0f, device());
+  Tensor y = Tensor(record(own_op, {x}) * 3.0f).sum(1);
+  sync();
+  EXPECT_EQ(y.to_vector<float>(), std::vector<float>(4, 18.0f));
+  wait_device_ops();
+  EXPECT_TRUE(fs::is_empty(dir_.path()));
+  // Its plan, read back, is refused rather than trusted.
+  Tensor z = record(own_op, {full({2}, 1.0f, device())});
+  const NodePtr root = z.impl().node;
+  Plan plan = make_plan(make_schedule(std::span(&root, 1)));
+  EXPECT_FALSE(checkable(plan));
+  EXPECT_THROW(deserialize_plan(serialize_plan(plan)), Error);
+}
+
 TEST_F(PersistentCacheInProcess, ForgedEntriesWithRecomputedChecksumsAreCountedMisses) {
   // A row group over rows of 5: the forged row below is the one once taken as a hit.
   step(0.5f);

@@ -28,13 +28,12 @@ namespace lt {
 namespace detail {
 
 /// What the checks need of a node's op. Fragments have a descriptor per expression; they are
-/// elementwise ops, none a view. An op outside the registry (a program's own) is taken as one
-/// that runs alone and may alias any of its inputs: it joins no group and no arena.
+/// elementwise ops, none a view. An op outside the registry (a program's own) is refused: what
+/// it reads, writes or aliases is not known here, so no plan holding one can be vouched for.
 struct PlanOpTraits {
   OpKind kind = OpKind::elementwise;
   bool view = false;
-  const OpDesc* desc = nullptr;  // null for a fragment or an unknown op
-  bool unknown = false;
+  const OpDesc* desc = nullptr;  // null for a fragment
 };
 
 class PlanChecker {
@@ -65,8 +64,8 @@ class PlanChecker {
       const PlanNode& node = plan_.nodes[p];
       if (node.op != OpId::fragment) {
         const OpDesc* d = find_op(node.op);
-        traits_[p] = d != nullptr ? PlanOpTraits{d->kind, d->view != nullptr, d, false}
-                                  : PlanOpTraits{OpKind::movement, true, nullptr, true};
+        LT_CHECK(d != nullptr, "plan: node ", p, " runs op ", static_cast<int>(node.op), ", which is not in the registry");
+        traits_[p] = PlanOpTraits{d->kind, d->view != nullptr, d};
       }
       const std::int64_t numel = checked_numel(node.meta.shape, "plan: a node's shape");
       elements = checked_add(elements, numel, "plan: the step's elements");
@@ -238,10 +237,9 @@ class PlanChecker {
       for (int q : inputs(static_cast<int>(p)))
         death[idx(q)] = std::max(death[idx(q)], step_of_[p] < 0 ? forever : step_of_[p]);
     for (int r : plan_.roots) death[idx(r)] = forever;
-    for (std::size_t p = n_; p-- > 0;) {  // a view keeps what it views alive; an unknown op, all it reads
+    for (std::size_t p = n_; p-- > 0;) {  // a view keeps what it views alive
       const std::span<const int> reads = inputs(static_cast<int>(p));
-      if (traits_[p].view && !reads.empty())
-        for (int q : traits_[p].unknown ? reads : reads.first(1)) death[idx(q)] = std::max(death[idx(q)], death[p]);
+      if (traits_[p].view && !reads.empty()) death[idx(reads[0])] = std::max(death[idx(reads[0])], death[p]);
     }
 
     struct Placed {
@@ -309,6 +307,13 @@ class PlanChecker {
 };
 
 }  // namespace detail
+
+/// Whether every node of `plan` runs an op the checks know (a fragment or a registered op):
+/// a plan holding a program's own op is never stored, since no loader could take it.
+inline bool checkable(const Plan& plan) {
+  return std::all_of(plan.nodes.begin(), plan.nodes.end(),
+                     [](const PlanNode& n) { return n.op == OpId::fragment || find_op(n.op) != nullptr; });
+}
 
 /// Raises lt::Error unless `plan` runs correctly on the graph of its own nodes (see above).
 /// Expects what deserialize_plan checks first: every position, index and table in range.

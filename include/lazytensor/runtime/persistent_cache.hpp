@@ -173,6 +173,7 @@ class PersistentCache {
 
   /// Stores `plan` under its key: a temporary file, flushed, renamed into place.
   void store(const Plan& plan) {
+    if (!checkable(plan)) return;
     std::filesystem::path path;
     {
       std::lock_guard lock(mu_);
