@@ -6,7 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 
 BUILD_DIR=build
 PACKAGES=(cmake g++ make pkg-config libeigen3-dev libboost-dev libxxhash-dev libtbb-dev
-          libgtest-dev googletest libbenchmark-dev libopenblas-dev nlohmann-json3-dev
+          libgtest-dev googletest libbenchmark-dev libopenblas-dev nlohmann-json3-dev zlib1g-dev
           libopenmpi-dev openmpi-bin)
 
 log() { printf '==> %s\n' "$*"; }

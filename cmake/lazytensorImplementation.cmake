@@ -13,6 +13,8 @@ function(lazytensor_add_implementation headers source)
   endif()
   add_library(lazytensor_implementation STATIC "${source}")
   target_link_libraries(lazytensor_implementation PUBLIC ${headers})
+  # gzip (data/definitions.hpp) through zlib; the caller has found it (find_package(ZLIB)).
+  target_link_libraries(lazytensor_implementation PRIVATE ZLIB::ZLIB)
   # Linkable into shared libraries too.
   set_target_properties(lazytensor_implementation PROPERTIES POSITION_INDEPENDENT_CODE ON)
   add_library(lazytensor::lazytensor ALIAS lazytensor_implementation)

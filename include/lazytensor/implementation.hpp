@@ -28,6 +28,7 @@
 #include "lazytensor/autograd/tensor_methods.hpp"
 #include "lazytensor/ops/kernels/parallel_tbb.hpp"
 #include "lazytensor/optim/updates.hpp"
+#include "lazytensor/data/definitions.hpp"
 #include "lazytensor/nn/functional/definitions.hpp"
 #include "lazytensor/distributed/definitions.hpp"
 #include "lazytensor/io/definitions.hpp"

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the data tests: scratch directories, files written byte by byte, gzip made by
-// the `gzip` program and by a writer of stored blocks, and a watchdog for code that could hang.
+// the `gzip` program, by zlib's deflate and by a writer of stored blocks, and a watchdog for
+// code that could hang.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +14,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <zlib.h>
 
 #include <lazytensor/data.hpp>
 #include <lazytensor/lazytensor.hpp>
@@ -60,6 +63,32 @@ inline Bytes gzip_program(const Bytes& data, int level, const ScratchDir& dir) {
   return read_file(in.string() + ".gz");
 }
 
+/// `data` as one gzip member made by zlib's deflate at `level` (0 to 9) with `strategy`.
+inline Bytes zlib_gzip(const Bytes& data, int level, int strategy = Z_DEFAULT_STRATEGY) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, strategy), Z_OK);
+  Bytes out(deflateBound(&z, static_cast<uLong>(data.size())));
+  z.next_in = const_cast<Bytef*>(data.data());
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END) << data.size() << " bytes at level " << level;
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+/// CRC-32 (ISO 3309, reflected polynomial 0xEDB88320) bit by bit: a reference that shares
+/// nothing with zlib's table-driven one.
+inline std::uint32_t reference_crc32(const Bytes& bytes) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::uint8_t b : bytes) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
 /// `data` as a gzip member of stored (uncompressed) deflate blocks, with optional header
 /// fields, so that every byte of the file is known to the test.
 struct StoredGzip {
@@ -87,7 +116,7 @@ struct StoredGzip {
     out[3] = flags;
     if (header_crc) {
       out[3] |= 2;
-      std::uint32_t c = crc32(out);
+      std::uint32_t c = reference_crc32(out);
       out.push_back(static_cast<std::uint8_t>(c));
       out.push_back(static_cast<std::uint8_t>(c >> 8));
     }
@@ -104,7 +133,7 @@ struct StoredGzip {
                  data.begin() + static_cast<std::ptrdiff_t>(pos + n));
       pos += n;
     } while (pos < data.size());
-    append_le32(out, crc32(data));
+    append_le32(out, reference_crc32(data));
     append_le32(out, static_cast<std::uint32_t>(data.size()));
     return out;
   }

@@ -127,6 +127,9 @@ TEST(Idx, BadFilesRaiseNamingTheFileAndTheFault) {
   Bytes bad_crc = gz;
   bad_crc[bad_crc.size() - 6] ^= 0x10;
   expect_fault(write("crc.gz", bad_crc), "CRC-32 mismatch");
+  Bytes garbage = gz;
+  garbage.push_back('x');
+  expect_fault(write("garbage.gz", garbage), "trailing garbage");
   // Sound gzip around a bad IDX payload.
   expect_fault(write("inner.gz", testing::StoredGzip{}(Bytes(good.begin(), good.end() - 3))), "truncated");
 }
