@@ -94,7 +94,7 @@ fuzz() {
     log "fuzzing $harness for ${seconds}s"
     nice -n 19 "./$BUILD_DIR/tests/fuzz/${harness}_fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix="$BUILD_DIR/findings/$harness-" \
-      "$BUILD_DIR/corpus/$harness" "tests/fuzz/corpus/$harness"
+      "$BUILD_DIR/corpus/$harness" "tests/fuzz/corpus/$harness" || fuzz_failed "$harness"
   done
   # The safetensors header parser, compiled alone (io/header_parser.hpp and what it includes).
   clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -102,7 +102,22 @@ fuzz() {
   mkdir -p "$BUILD_DIR/corpus/header"
   log "fuzzing the safetensors header parser for ${seconds}s"
   nice -n 19 "./$BUILD_DIR/header_fuzzer" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
-    -artifact_prefix="$BUILD_DIR/findings/header-" "$BUILD_DIR/corpus/header" tests/io/fuzz/corpus
+    -artifact_prefix="$BUILD_DIR/findings/header-" "$BUILD_DIR/corpus/header" tests/io/fuzz/corpus || fuzz_failed header
+}
+
+# A harness stopped on an input (a crash, a sanitizer report, a leak, a timeout, too much
+# memory): print its findings in Base64, since a CI machine's build folder is not kept
+# (libFuzzer prints only inputs of up to 256 bytes), and fail.
+fuzz_failed() {
+  local finding
+  echo "fuzz: the $1 harness failed; its findings:" >&2
+  for finding in "$BUILD_DIR/findings/$1-"*; do
+    [[ -f $finding ]] || continue
+    echo "$finding ($(stat -c %s "$finding") bytes), Base64:" >&2
+    base64 -w 0 "$finding" >&2
+    echo >&2
+  done
+  exit 1
 }
 
 cmd=${1:-}

@@ -2,7 +2,8 @@
 // The fused kernel of a fragment, instantiated from its skeleton: one pass over the elements,
 // every op applied in registers. Ops whose functor has an exact packet form run on Eigen
 // packets; the others run lane by lane with their scalar form, so the result is bitwise the
-// one the ops give one by one (the build must not contract a * b + c into an FMA).
+// one the ops give one by one (no a * b + c may become an FMA: the targets compile with
+// -ffp-contract=off).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
