@@ -10,6 +10,8 @@
 
 namespace lt {
 
+class Tensor;
+
 namespace detail {
 /// The expression applying Op to `operands` (tensors, expressions or C++ scalars).
 template <const auto& Op, class... Xs> auto make_expr(Xs&&... operands);
@@ -40,6 +42,10 @@ class ElementwiseMethods {
   }
   LT_BINARY_TABLE(LT_BINARY_METHOD)
 #undef LT_BINARY_METHOD
+  /// *this + alpha * other, as PyTorch's add(other, alpha) (trace/functions/arithmetic.hpp).
+  template <class X> Tensor add(const X& other, Scalar alpha) const;
+  /// *this - alpha * other, as PyTorch's sub(other, alpha).
+  template <class X> Tensor sub(const X& other, Scalar alpha) const;
   auto gelu(std::string_view approximate = "none") const;  // trace/functions/elementwise.hpp
   auto softplus(double beta = 1.0, double threshold = 20.0) const {
     return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, self());
