@@ -9,17 +9,16 @@
 namespace lt::nn {
 
 #define LT_NN_ACTIVATION(Name, fn)                                          \
-  class Name : public Module {                                              \
+  class Name : public Callable<Name> {                                      \
    public:                                                                  \
     Tensor forward(const Tensor& x) const { return ::lt::fn(x); }           \
-    Tensor operator()(const Tensor& x) const { return forward(x); }         \
   };
 LT_NN_ACTIVATION(ReLU, relu)
 LT_NN_ACTIVATION(Tanh, tanh)
 LT_NN_ACTIVATION(Sigmoid, sigmoid)
 #undef LT_NN_ACTIVATION
 
-class GELU : public Module {
+class GELU : public Callable<GELU> {
  public:
   /// approximate: "none" (erf) or "tanh".
   explicit GELU(std::string approximate = "none") : approximate(std::move(approximate)) {
@@ -27,7 +26,6 @@ class GELU : public Module {
              "GELU: approximate must be \"none\" or \"tanh\", got \"", this->approximate, "\"");
   }
   Tensor forward(const Tensor& x) const { return gelu(x, approximate); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   std::string approximate;
 };

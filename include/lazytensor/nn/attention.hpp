@@ -1,6 +1,8 @@
 #pragma once
 // MultiheadAttention: num_heads attentions over projections of the query, key and value,
 // concatenated and projected again.
+#include <tuple>
+
 #include "lazytensor/nn/functional/attention.hpp"
 #include "lazytensor/nn/init.hpp"
 #include "lazytensor/nn/linear.hpp"
@@ -8,13 +10,16 @@
 
 namespace lt::nn {
 
+/// MultiheadAttention's options, PyTorch's defaults.
 struct MultiheadAttentionOptions {
-  double dropout = 0.0;
-  bool bias = true;
-  bool batch_first = false;  // inputs [N, L, E] rather than [L, N, E]
+  double dropout = 0.0;      ///< on the attention weights, while training
+  bool bias = true;          ///< biases of the input and output projections
+  bool batch_first = false;  ///< inputs [N, L, E] rather than [L, N, E], as PyTorch's default
 };
 
-class MultiheadAttention : public Module {
+/// torch.nn.MultiheadAttention: packed input projections, num_heads scaled dot-product
+/// attentions and an output projection.
+class MultiheadAttention : public Callable<MultiheadAttention> {
  public:
   MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, MultiheadAttentionOptions options = {})
       : embed_dim(embed_dim), num_heads(num_heads), options(options), out_proj(embed_dim, embed_dim, {.bias = options.bias}) {
@@ -34,12 +39,16 @@ class MultiheadAttention : public Module {
   }
 
   /// query [N, L, E] (batch_first) or [L, N, E], or unbatched [L, E]; key and value [.., S, E].
-  /// attn_mask [L, S] or [N * num_heads, L, S]; key_padding_mask [N, S] (or [S]) bool, true for
-  /// keys to ignore, or floating, added. Returns the output, shaped as query, and the attention
-  /// weights averaged over the heads, [N, L, S] (or [L, S]).
+  /// key_padding_mask [N, S] (or [S]) bool, true for keys to ignore, or floating, added;
+  /// attn_mask [L, S] or [N * num_heads, L, S]. The arguments are PyTorch's, in its order.
+  /// Returns the output, shaped as query, and the attention weights: averaged over the heads,
+  /// [N, L, S] (or [L, S]), or per head, [N, H, L, S] (or [H, L, S]), when
+  /// average_attn_weights is false. Without need_weights the weights are an undefined tensor
+  /// (PyTorch's None) and nothing of them is recorded beyond what the output needs.
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const std::optional<Tensor>& key_padding_mask = {},
-                                    const std::optional<Tensor>& attn_mask = {}) const {
+                                    const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
+                                    const std::optional<Tensor>& attn_mask = {},
+                                    bool average_attn_weights = true) const {
     const Tensor operands[] = {query, key, value};
     if (!query.defined() || !key.defined() || !value.defined()) op_error("MultiheadAttention", operands, "an operand is undefined");
     bool unbatched = query.dim() == 2;
@@ -61,18 +70,28 @@ class MultiheadAttention : public Module {
       return y.reshape({n, t.size(1), num_heads, d}).transpose(1, 2);  // [N, H, len, d]
     };
     Tensor mask = combined_mask(n, l, s, key_padding_mask, attn_mask, operands);
-    auto [heads, weights] = functional::scaled_dot_product_attention_with_weights(
-        proj(q, 0), proj(k, 1), proj(v, 2), mask.defined() ? std::optional<Tensor>(mask) : std::nullopt, options.dropout,
-        is_training());
+    std::optional<Tensor> sdpa_mask = mask.defined() ? std::optional<Tensor>(mask) : std::nullopt;
+    Tensor heads, weights;
+    if (need_weights) {
+      std::tie(heads, weights) = functional::scaled_dot_product_attention_with_weights(
+          proj(q, 0), proj(k, 1), proj(v, 2), sdpa_mask, options.dropout, is_training());
+      if (average_attn_weights) weights = weights.mean(1);
+      if (unbatched) weights = weights.squeeze(0);
+    } else {
+      heads = functional::scaled_dot_product_attention(proj(q, 0), proj(k, 1), proj(v, 2), sdpa_mask, options.dropout,
+                                                       is_training());
+    }
     Tensor out = out_proj(heads.transpose(1, 2).reshape({n, l, embed_dim}));
-    Tensor mean_weights = weights.mean(1);
-    if (unbatched) return {out.squeeze(0), mean_weights.squeeze(0)};
-    return {options.batch_first ? out : out.transpose(0, 1), mean_weights};
+    if (unbatched) return {out.squeeze(0), weights};
+    return {options.batch_first ? out : out.transpose(0, 1), weights};
   }
+
+  /// forward(): spelled out, not forwarded, so that `{}` may stand for a mask left out.
   std::pair<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
-                                       const std::optional<Tensor>& key_padding_mask = {},
-                                       const std::optional<Tensor>& attn_mask = {}) const {
-    return forward(query, key, value, key_padding_mask, attn_mask);
+                                       const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
+                                       const std::optional<Tensor>& attn_mask = {},
+                                       bool average_attn_weights = true) const {
+    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
   }
 
   std::int64_t embed_dim, num_heads;

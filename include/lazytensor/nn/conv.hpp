@@ -12,7 +12,7 @@ struct Conv2dOptions {
   bool bias = true;
 };
 
-class Conv2d : public Module {
+class Conv2d : public Callable<Conv2d> {
  public:
   Conv2d(std::int64_t in_channels, std::int64_t out_channels, Pair2 kernel_size, Conv2dOptions options = {})
       : options(options) {
@@ -34,7 +34,6 @@ class Conv2d : public Module {
     if (bias.defined()) b = bias;
     return conv2d(x, weight, b, options.stride, options.padding, options.dilation, options.groups);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   Conv2dOptions options;
   Tensor weight, bias;  // [out, in / groups, kh, kw], [out]

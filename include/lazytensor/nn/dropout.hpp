@@ -5,13 +5,12 @@
 
 namespace lt::nn {
 
-class Dropout : public Module {
+class Dropout : public Callable<Dropout> {
  public:
   explicit Dropout(double p = 0.5) : p(p) {
     LT_CHECK(p >= 0 && p <= 1, "Dropout: p must be in [0, 1], got ", p);
   }
   Tensor forward(const Tensor& x) const { return dropout(x, p, is_training()); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   double p;
 };

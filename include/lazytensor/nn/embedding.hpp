@@ -6,7 +6,7 @@
 
 namespace lt::nn {
 
-class Embedding : public Module {
+class Embedding : public Callable<Embedding> {
  public:
   /// Rows start as standard normal values, as in PyTorch.
   Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim) {
@@ -19,7 +19,6 @@ class Embedding : public Module {
   /// indices (i32 or i64, any shape) -> indices.shape + [embedding_dim]. An index out of range
   /// raises lt::Error (on a lazy device at the next barrier or read).
   Tensor forward(const Tensor& indices) const { return embedding(weight, indices); }
-  Tensor operator()(const Tensor& indices) const { return forward(indices); }
 
   Tensor weight;  // [num_embeddings, embedding_dim]
 };

@@ -11,7 +11,7 @@ struct LayerNormOptions {
   bool elementwise_affine = true;
 };
 
-class LayerNorm : public Module {
+class LayerNorm : public Callable<LayerNorm> {
  public:
   explicit LayerNorm(Shape normalized_shape, LayerNormOptions options = {})
       : normalized_shape(normalized_shape), options(options) {
@@ -31,7 +31,6 @@ class LayerNorm : public Module {
     if (weight.defined()) w = weight, b = bias;
     return layer_norm(x, normalized_shape, w, b, options.eps);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   Shape normalized_shape;
   LayerNormOptions options;

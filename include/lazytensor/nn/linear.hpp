@@ -10,7 +10,7 @@ struct LinearOptions {
   bool bias = true;
 };
 
-class Linear : public Module {
+class Linear : public Callable<Linear> {
  public:
   Linear(std::int64_t in_features, std::int64_t out_features, LinearOptions options = {})
       : in_features(in_features), out_features(out_features) {
@@ -26,7 +26,6 @@ class Linear : public Module {
   Tensor forward(const Tensor& x) const {
     return bias.defined() ? linear(x, weight, bias) : linear(x, weight);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   std::int64_t in_features, out_features;
   Tensor weight, bias;  // [out, in], [out] (undefined without bias)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lazytensor/autograd/grad_mode.hpp"
+#include "lazytensor/autograd/zero_grad.hpp"
 #include "lazytensor/runtime/values.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 
@@ -113,6 +114,13 @@ class Module {
   }
   Module& eval() { return train(false); }
   bool is_training() const { return training_; }
+
+  /// Resets the gradients of every parameter, as the optimizers' zero_grad: by default they
+  /// become undefined (PyTorch's set_to_none=True), and the next backward() sets them afresh;
+  /// with set_to_none false each defined gradient is set to zeros in place.
+  void zero_grad(bool set_to_none = true) {
+    for (auto& [name, p] : named_parameters()) ::lt::detail::reset_grad(p, set_to_none);
+  }
 
   /// Moves every parameter and buffer to `device` in place: handles to them, tied modules and
   /// optimizers built before see the move. Gradients are dropped.
@@ -242,6 +250,26 @@ class Module {
 
   std::vector<Entry> params_, buffers_, children_;
   bool training_ = true;
+};
+
+/// The base that makes a module callable: `model(x, ...)` calls `model.forward(x, ...)`.
+/// Derive a model from it with its own type, `struct Net : lt::nn::Callable<Net>`; it is a
+/// Module, with everything a Module has. (C++20 has no way for the Module base to name the
+/// derived type's forward; LibTorch's answer is TORCH_MODULE's holder, this one is a base.)
+template <class Derived>
+class Callable : public Module {
+ public:
+  /// Calls Derived::forward with the same arguments and returns what it returns. (D stands
+  /// for Derived so that nothing is looked up in it before a call, where it is complete.)
+  template <class D = Derived, class... Args>
+  auto operator()(Args&&... args) -> decltype(std::declval<D&>().forward(std::forward<Args>(args)...)) {
+    return static_cast<D&>(*this).forward(std::forward<Args>(args)...);
+  }
+  /// The same on a const module, where Derived::forward is const.
+  template <class D = Derived, class... Args>
+  auto operator()(Args&&... args) const -> decltype(std::declval<const D&>().forward(std::forward<Args>(args)...)) {
+    return static_cast<const D&>(*this).forward(std::forward<Args>(args)...);
+  }
 };
 
 }  // namespace lt::nn

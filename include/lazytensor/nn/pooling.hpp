@@ -11,13 +11,12 @@ struct MaxPool2dOptions {
   bool ceil_mode = false;
 };
 
-class MaxPool2d : public Module {
+class MaxPool2d : public Callable<MaxPool2d> {
  public:
   explicit MaxPool2d(Pair2 kernel_size, MaxPool2dOptions options = {}) : kernel_size(kernel_size), options(options) {}
   Tensor forward(const Tensor& x) const {
     return max_pool2d(x, kernel_size, options.stride, options.padding, options.dilation, options.ceil_mode);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   Pair2 kernel_size;
   MaxPool2dOptions options;
@@ -29,24 +28,22 @@ struct AvgPool2dOptions {
   bool ceil_mode = false, count_include_pad = true;
 };
 
-class AvgPool2d : public Module {
+class AvgPool2d : public Callable<AvgPool2d> {
  public:
   explicit AvgPool2d(Pair2 kernel_size, AvgPool2dOptions options = {}) : kernel_size(kernel_size), options(options) {}
   Tensor forward(const Tensor& x) const {
     return avg_pool2d(x, kernel_size, options.stride, options.padding, options.ceil_mode, options.count_include_pad);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   Pair2 kernel_size;
   AvgPool2dOptions options;
 };
 
 /// Flattens dims start_dim..end_dim (by default all but the batch dim).
-class Flatten : public Module {
+class Flatten : public Callable<Flatten> {
  public:
   explicit Flatten(std::int64_t start_dim = 1, std::int64_t end_dim = -1) : start_dim(start_dim), end_dim(end_dim) {}
   Tensor forward(const Tensor& x) const { return flatten(x, start_dim, end_dim); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
 
   std::int64_t start_dim, end_dim;
 };

@@ -9,21 +9,20 @@
 namespace lt::nn {
 
 template <class... Ms>
-class Sequential : public Module {
+class Sequential : public Callable<Sequential<Ms...>> {
   static_assert(sizeof...(Ms) > 0, "lt::nn::Sequential needs at least one module");
   static_assert((std::is_base_of_v<Module, Ms> && ...), "lt::nn::Sequential holds lt::nn::Module types only");
 
  public:
   explicit Sequential(Ms... modules) : modules_(std::move(modules)...) {
-    std::apply([&](auto&... m) { register_modules(m...); }, modules_);
+    std::apply([&](auto&... m) { this->register_modules(m...); }, modules_);
   }
 
+  /// The modules applied in order: the last one's result on the first one's input.
   template <class X>
   auto forward(X&& x) {
     return std::apply([&](auto&... m) { return chain(std::forward<X>(x), m...); }, modules_);
   }
-  template <class X>
-  auto operator()(X&& x) { return forward(std::forward<X>(x)); }
 
   /// The i-th module, with its own type.
   template <std::size_t I>

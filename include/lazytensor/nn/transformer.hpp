@@ -10,16 +10,18 @@
 
 namespace lt::nn {
 
+/// TransformerEncoderLayer's options, PyTorch's defaults.
 struct TransformerEncoderLayerOptions {
-  std::int64_t dim_feedforward = 2048;
-  double dropout = 0.1;
-  std::string activation = "relu";  // or "gelu"
+  std::int64_t dim_feedforward = 2048;  ///< the feed-forward block's hidden width
+  double dropout = 0.1;                 ///< after attention, inside and after the feed-forward block
+  std::string activation = "relu";      ///< "relu" or "gelu"
   double layer_norm_eps = 1e-5;
-  bool batch_first = true;
-  bool norm_first = false;
+  bool batch_first = false;  ///< inputs [N, S, E] rather than [S, N, E], as PyTorch's default
+  bool norm_first = false;   ///< LayerNorm before each block rather than after its residual
 };
 
-class TransformerEncoderLayer : public Module {
+/// torch.nn.TransformerEncoderLayer: self-attention and a feed-forward block.
+class TransformerEncoderLayer : public Callable<TransformerEncoderLayer> {
  public:
   TransformerEncoderLayer(std::int64_t d_model, std::int64_t nhead, TransformerEncoderLayerOptions options = {})
       : options(options),
@@ -49,6 +51,8 @@ class TransformerEncoderLayer : public Module {
     }
     return x;
   }
+
+  /// forward(): spelled out, not forwarded, so that `{}` may stand for a mask left out.
   Tensor operator()(const Tensor& src, const std::optional<Tensor>& src_mask = {},
                     const std::optional<Tensor>& src_key_padding_mask = {}) {
     return forward(src, src_mask, src_key_padding_mask);
@@ -62,7 +66,7 @@ class TransformerEncoderLayer : public Module {
 
  private:
   Tensor self_attention(const Tensor& x, const std::optional<Tensor>& mask, const std::optional<Tensor>& padding) {
-    return dropout1(self_attn(x, x, x, padding, mask).first);
+    return dropout1(self_attn(x, x, x, padding, /*need_weights=*/false, mask).first);
   }
   Tensor feed_forward(const Tensor& x) {
     Tensor h = linear1(x);
