@@ -103,7 +103,8 @@ inline NodeInputs input_nodes(std::span<const Tensor> inputs) {
 
 /// A tensor of lazy `device` whose value is `op` on `nodes`.
 inline Tensor lazy_result(const OpDesc& op, NodeInputs&& nodes, Attrs&& attrs, const Meta& out, Device device) {
-  return Tensor(detail::new_impl(device, out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
+  NodePtr node = make_node(op, std::move(attrs), std::move(nodes), out, current_recording_site());
+  return Tensor(detail::new_impl(device, out, std::move(node), {}));
 }
 
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the

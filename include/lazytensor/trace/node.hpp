@@ -12,6 +12,7 @@
 
 #include "lazytensor/core/block_pool.hpp"
 #include "lazytensor/core/hash.hpp"
+#include "lazytensor/core/site.hpp"
 #include "lazytensor/trace/node_index.hpp"
 #include "lazytensor/ops/attrs_key.hpp"
 
@@ -105,6 +106,9 @@ struct Node {
   NodeInputs inputs;  // inputs own their producers; nothing points back
   Meta meta;
   Attrs attrs;
+  // The user's line that recorded it (core/site.hpp), read by debug output only: last, out of
+  // the lines a walk reads, and never part of the hash.
+  Site site;
 
   bool is_data() const { return op->kind == OpKind::leaf; }
   /// The value part of a device_data leaf (is_data() nodes only).
@@ -143,8 +147,9 @@ inline std::array<std::uint8_t, 3> walk_order(const NodeInputs& inputs) {
   return order;
 }
 
-/// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
-inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, const Meta& meta) {
+/// Makes a compute node recorded at `site`; its hash is combined here, once, so the barrier only
+/// combines roots. The site stays out of it: the same graph from other lines is the same graph.
+inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, const Meta& meta, const Site& site) {
   // One buffer of words, hashed once: tracing makes a node per op, and each hash call costs.
   HashWords words;
   words.put(static_cast<std::int64_t>(op.id) | static_cast<std::int64_t>(meta.dtype) << 16 |
@@ -159,10 +164,12 @@ inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, c
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
   const std::array<std::uint8_t, 3> order = walk_order(inputs);
   // Made mutable (and handed out const) so that own_input may fill an input of a node just made.
-  return std::allocate_shared<Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta, std::move(attrs));
+  return std::allocate_shared<Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta,
+                                    std::move(attrs), site);
 }
-inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
-  return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta);
+inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta,
+                         const Site& site) {
+  return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta, site);
 }
 
 /// A handle of `producer`'s node that owns nothing: an input of a node being made, which reads
@@ -185,7 +192,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}}, {}, std::move(data)});
+  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}, {}}, {}, std::move(data)});
 }
 
 /// Node -> position for one walk, written into the nodes themselves. One such walk runs at a
