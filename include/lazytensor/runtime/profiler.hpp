@@ -15,7 +15,7 @@
 namespace lt::profiler {
 
 /// The most events a recording keeps unless told otherwise: LT_PROFILE_MAX_EVENTS, else
-/// 1,000,000 (a trace of about 150 MB at most); 0: no limit.
+/// 250,000 (a trace of about 40 MB: an event takes some 160 bytes of JSON); 0: no limit.
 std::size_t default_max_events();
 
 /// Starts recording, to be written to `path` (a Chrome trace event JSON file) by stop().

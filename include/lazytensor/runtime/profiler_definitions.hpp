@@ -236,7 +236,7 @@ RecordFromEnvironment record_from_environment;
 namespace lt::profiler {
 
 std::size_t default_max_events() {
-  static const std::size_t n = static_cast<std::size_t>(lt::detail::env_count("LT_PROFILE_MAX_EVENTS", 1'000'000));
+  static const std::size_t n = static_cast<std::size_t>(lt::detail::env_count("LT_PROFILE_MAX_EVENTS", 250'000));
   return n;
 }
 
