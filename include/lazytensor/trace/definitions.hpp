@@ -101,9 +101,10 @@ Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& 
 }
 
 void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
-                      const Meta& out, Device device) {
+                      const Meta& out, Device device, const Site& site) {
   if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
       recording_hooks(inputs) != nullptr) {
+    RecordingSite at(site);
     dst = emit(op, inputs, std::move(attrs), out, device);
     return;
   }
@@ -117,7 +118,7 @@ void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tens
                              }
                              return inputs[k].impl().node;
                            }),
-                           out, current_recording_site());
+                           out, site);
   NodePtr replaced;  // released after the rebind, which releases no last handle
   const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) __attribute__((always_inline)) {
     if (t.node.get() != old) return false;  // rebound meanwhile (a barrier): the new node names a stale input
@@ -130,6 +131,7 @@ void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tens
   if (rebound) return;
   if (own_at < inputs.size()) {
     if (state.node.get() != old) {
+      RecordingSite at(site);
       dst = emit(op, inputs, Attrs(node->attrs), out, device);
       return;
     }

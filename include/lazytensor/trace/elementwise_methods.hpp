@@ -26,8 +26,8 @@ template <class X>
 concept elementwise_operand = tensor_like<X> || scalar_like<X>;
 
 namespace detail {
-/// The expression applying Op to `operands` (tensors, expressions or C++ scalars), recorded at
-/// `site` unless a call under way on this thread holds one (trace/expression.hpp).
+/// The expression applying Op to `operands` (tensors, expressions or C++ scalars), written at
+/// `site` (trace/expression.hpp).
 template <const auto& Op, class... Xs> auto make_expr(const Site& site, Xs&&... operands);
 template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, const Site& site, Xs&&... operands);
 
@@ -135,7 +135,6 @@ class ElementwiseMethods {
   template <class B>                                                           \
     requires elementwise_operand<B> && std::is_same_v<Derived, Tensor>         \
   friend Derived& operator sym(Target a, B&& b) {                              \
-    RecordingSite at(a.site);                                                  \
     a.x.assign(detail::make_expr<binary::op>(a.site, a.x, std::forward<B>(b))); \
     return a.x;                                                                \
   }

@@ -149,11 +149,10 @@ namespace detail {
 template <class X>
 using operand_t = std::conditional_t<scalar_like<X>, expr::ScalarLeaf, std::remove_cvref_t<X>>;
 
-// Built inside a call under way (a composite, a layer), the expression takes that call's line.
 template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, const Site& site, Xs&&... operands) {
   attrs_storage<Op> stored;
   if constexpr (expr::reads_attrs<Op>) stored = std::move(attrs);
-  return Expr<Op, operand_t<Xs>...>(std::move(stored), recording_site_or(site), std::forward<Xs>(operands)...);
+  return Expr<Op, operand_t<Xs>...>(std::move(stored), site, std::forward<Xs>(operands)...);
 }
 template <const auto& Op, class... Xs> auto make_expr(const Site& site, Xs&&... operands) {
   return make_expr_with<Op>(Attrs{}, site, std::forward<Xs>(operands)...);
@@ -178,11 +177,14 @@ template <class X> Tensor record_one_by_one(const X& x) {
 /// Records `e` as `dst`'s new value; `e` is going away, so its handles of dst's state do not
 /// count as sharing it (see detail::emit_into).
 template <class E> void commit_into(Tensor& dst, const E& e) {
-  RecordingSite at(e.site);
+  // Recorded where it was written, or, committed inside a call under way (a composite, a
+  // layer), at that call's line.
+  const Site& site = recording_site_or(e.site);
   // One op on tensors alone is its own node; with a C++ scalar it is a fragment, one node
   // holding the scalar's value, rather than two (the op and a scalar leaf).
   constexpr bool single_op = expr::tree<E>::ops == 1 && expr::tree<E>::scalars == 0;
   if (single_op || !e.info.fusible) {
+    RecordingSite at(site);
     dst = record_one_by_one(e);
   } else if constexpr (!single_op) {
     using S = expr::skeleton_t<E>;
@@ -210,7 +212,7 @@ template <class E> void commit_into(Tensor& dst, const E& e) {
     attrs.set_compute(e.info.compute);
     auto emit_on = [&](std::span<const Tensor> inputs, long copied) {
       emit_into(dst, passing + copied, expr::fragment_desc<S>, inputs, std::move(attrs.attrs()), e.info.meta,
-                e.info.device);
+                e.info.device, site);
     };
     if (count == 1) return emit_on(std::span<const Tensor>(leaves[0], 1), 0);
     std::array<Tensor, slots> inputs;

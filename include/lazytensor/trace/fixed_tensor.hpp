@@ -5,6 +5,7 @@
 // `const Tensor&` without a copy, and elementwise ops on it stay fused expressions.
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -142,8 +143,7 @@ LT_BINARY_TABLE(LT_FIXED_TABLE_BINARY)
 #define LT_FIXED_UNARY(fn)                                                 \
   template <class E, class V>                                              \
   auto fn(const Fixed<E, V>& x, Site site = Site::current()) {             \
-    RecordingSite at(site);                                                \
-    return detail::make_fixed<E>(lt::fn(x.value()));                       \
+    return detail::make_fixed<E>(lt::fn(x.value(), site));                 \
   }
 #define LT_FIXED_UNARY_plain(fn) LT_FIXED_UNARY(fn)
 #define LT_FIXED_UNARY_custom(fn)
@@ -152,8 +152,11 @@ LT_UNARY_TABLE(LT_FIXED_TABLE_UNARY)
 #undef LT_FIXED_TABLE_UNARY
 #undef LT_FIXED_UNARY_plain
 #undef LT_FIXED_UNARY_custom
-LT_FIXED_UNARY(gelu)
 #undef LT_FIXED_UNARY
+template <class E, class V>
+auto gelu(const Fixed<E, V>& x, std::string_view approximate = "none", Site site = Site::current()) {
+  return detail::make_fixed<E>(lt::gelu(x.value(), approximate, site));
+}
 
 /// torch.matmul's rule, checked at compile time.
 template <class A, class VA, class B, class VB>
