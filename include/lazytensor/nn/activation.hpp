@@ -11,8 +11,13 @@ namespace lt::nn {
 #define LT_NN_ACTIVATION(Name, fn)                                          \
   class Name : public Module {                                              \
    public:                                                                  \
-    Tensor forward(const Tensor& x) const { return ::lt::fn(x); }           \
-    Tensor operator()(const Tensor& x) const { return forward(x); }         \
+    Tensor forward(const Tensor& x, Site site = Site::current()) const {    \
+      RecordingSite at(site);                                               \
+      return ::lt::fn(x);                                                   \
+    }                                                                       \
+    Tensor operator()(const Tensor& x, Site site = Site::current()) const { \
+      return forward(x, site);                                              \
+    }                                                                       \
   };
 LT_NN_ACTIVATION(ReLU, relu)
 LT_NN_ACTIVATION(Tanh, tanh)
@@ -26,8 +31,8 @@ class GELU : public Module {
     LT_CHECK(this->approximate == "none" || this->approximate == "tanh",
              "GELU: approximate must be \"none\" or \"tanh\", got \"", this->approximate, "\"");
   }
-  Tensor forward(const Tensor& x) const { return gelu(x, approximate); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor forward(const Tensor& x, Site site = Site::current()) const { return gelu(x, approximate, site); }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   std::string approximate;
 };

@@ -39,7 +39,8 @@ class MultiheadAttention : public Module {
   /// weights averaged over the heads, [N, L, S] (or [L, S]).
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& key_padding_mask = {},
-                                    const std::optional<Tensor>& attn_mask = {}) const {
+                                    const std::optional<Tensor>& attn_mask = {}, Site site = Site::current()) const {
+    RecordingSite at(site);
     const Tensor operands[] = {query, key, value};
     if (!query.defined() || !key.defined() || !value.defined()) op_error("MultiheadAttention", operands, "an operand is undefined");
     bool unbatched = query.dim() == 2;
@@ -71,8 +72,8 @@ class MultiheadAttention : public Module {
   }
   std::pair<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                        const std::optional<Tensor>& key_padding_mask = {},
-                                       const std::optional<Tensor>& attn_mask = {}) const {
-    return forward(query, key, value, key_padding_mask, attn_mask);
+                                       const std::optional<Tensor>& attn_mask = {}, Site site = Site::current()) const {
+    return forward(query, key, value, key_padding_mask, attn_mask, site);
   }
 
   std::int64_t embed_dim, num_heads;

@@ -36,7 +36,8 @@ class BatchNormBase : public Module {
     register_buffer("num_batches_tracked", num_batches_tracked);
   }
 
-  Tensor forward(const Tensor& x) {
+  Tensor forward(const Tensor& x, Site site = Site::current()) {
+    RecordingSite at(site);
     if (!x.defined() || x.dim() < min_rank_ || x.dim() > max_rank_ || x.size(1) != num_features())
       fail(name_, ": expected input of rank ", min_rank_, min_rank_ == max_rank_ ? "" : " or " + std::to_string(max_rank_),
            " with ", num_features(), " channels in dim 1 (operands: ", describe(x), ")");
@@ -50,7 +51,7 @@ class BatchNormBase : public Module {
     if (weight.defined()) w = weight, b = bias;
     return batch_norm(x, running_mean, running_var, w, b, use_batch, options.momentum, options.eps);
   }
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) { return forward(x, site); }
 
   std::int64_t num_features() const { return num_features_; }
 

@@ -29,12 +29,13 @@ class Conv2d : public Module {
     register_parameter("bias", bias);
   }
 
-  Tensor forward(const Tensor& x) const {
+  Tensor forward(const Tensor& x, Site site = Site::current()) const {
+    RecordingSite at(site);
     std::optional<Tensor> b;
     if (bias.defined()) b = bias;
     return conv2d(x, weight, b, options.stride, options.padding, options.dilation, options.groups);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   Conv2dOptions options;
   Tensor weight, bias;  // [out, in / groups, kh, kw], [out]

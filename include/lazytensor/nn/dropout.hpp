@@ -10,8 +10,11 @@ class Dropout : public Module {
   explicit Dropout(double p = 0.5) : p(p) {
     LT_CHECK(p >= 0 && p <= 1, "Dropout: p must be in [0, 1], got ", p);
   }
-  Tensor forward(const Tensor& x) const { return dropout(x, p, is_training()); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor forward(const Tensor& x, Site site = Site::current()) const {
+    RecordingSite at(site);
+    return dropout(x, p, is_training());
+  }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   double p;
 };

@@ -18,8 +18,11 @@ class Embedding : public Module {
 
   /// indices (i32 or i64, any shape) -> indices.shape + [embedding_dim]. An index out of range
   /// raises lt::Error (on a lazy device at the next barrier or read).
-  Tensor forward(const Tensor& indices) const { return embedding(weight, indices); }
-  Tensor operator()(const Tensor& indices) const { return forward(indices); }
+  Tensor forward(const Tensor& indices, Site site = Site::current()) const {
+    RecordingSite at(site);
+    return embedding(weight, indices);
+  }
+  Tensor operator()(const Tensor& indices, Site site = Site::current()) const { return forward(indices, site); }
 
   Tensor weight;  // [num_embeddings, embedding_dim]
 };

@@ -26,12 +26,13 @@ class LayerNorm : public Module {
     register_parameter("bias", bias);
   }
 
-  Tensor forward(const Tensor& x) const {
+  Tensor forward(const Tensor& x, Site site = Site::current()) const {
+    RecordingSite at(site);
     std::optional<Tensor> w, b;
     if (weight.defined()) w = weight, b = bias;
     return layer_norm(x, normalized_shape, w, b, options.eps);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   Shape normalized_shape;
   LayerNormOptions options;

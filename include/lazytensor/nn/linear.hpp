@@ -23,10 +23,11 @@ class Linear : public Module {
   }
 
   /// x: [*, in_features] -> [*, out_features].
-  Tensor forward(const Tensor& x) const {
+  Tensor forward(const Tensor& x, Site site = Site::current()) const {
+    RecordingSite at(site);
     return bias.defined() ? linear(x, weight, bias) : linear(x, weight);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   std::int64_t in_features, out_features;
   Tensor weight, bias;  // [out, in], [out] (undefined without bias)

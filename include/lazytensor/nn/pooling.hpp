@@ -14,10 +14,11 @@ struct MaxPool2dOptions {
 class MaxPool2d : public Module {
  public:
   explicit MaxPool2d(Pair2 kernel_size, MaxPool2dOptions options = {}) : kernel_size(kernel_size), options(options) {}
-  Tensor forward(const Tensor& x) const {
+  Tensor forward(const Tensor& x, Site site = Site::current()) const {
+    RecordingSite at(site);
     return max_pool2d(x, kernel_size, options.stride, options.padding, options.dilation, options.ceil_mode);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   Pair2 kernel_size;
   MaxPool2dOptions options;
@@ -32,10 +33,11 @@ struct AvgPool2dOptions {
 class AvgPool2d : public Module {
  public:
   explicit AvgPool2d(Pair2 kernel_size, AvgPool2dOptions options = {}) : kernel_size(kernel_size), options(options) {}
-  Tensor forward(const Tensor& x) const {
+  Tensor forward(const Tensor& x, Site site = Site::current()) const {
+    RecordingSite at(site);
     return avg_pool2d(x, kernel_size, options.stride, options.padding, options.ceil_mode, options.count_include_pad);
   }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   Pair2 kernel_size;
   AvgPool2dOptions options;
@@ -45,8 +47,11 @@ class AvgPool2d : public Module {
 class Flatten : public Module {
  public:
   explicit Flatten(std::int64_t start_dim = 1, std::int64_t end_dim = -1) : start_dim(start_dim), end_dim(end_dim) {}
-  Tensor forward(const Tensor& x) const { return flatten(x, start_dim, end_dim); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor forward(const Tensor& x, Site site = Site::current()) const {
+    RecordingSite at(site);
+    return flatten(x, start_dim, end_dim);
+  }
+  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   std::int64_t start_dim, end_dim;
 };

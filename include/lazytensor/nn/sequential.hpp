@@ -18,12 +18,14 @@ class Sequential : public Module {
     std::apply([&](auto&... m) { register_modules(m...); }, modules_);
   }
 
+  /// Each module's ops name the line that called this.
   template <class X>
-  auto forward(X&& x) {
+  auto forward(X&& x, Site site = Site::current()) {
+    RecordingSite at(site);
     return std::apply([&](auto&... m) { return chain(std::forward<X>(x), m...); }, modules_);
   }
   template <class X>
-  auto operator()(X&& x) { return forward(std::forward<X>(x)); }
+  auto operator()(X&& x, Site site = Site::current()) { return forward(std::forward<X>(x), site); }
 
   /// The i-th module, with its own type.
   template <std::size_t I>

@@ -38,7 +38,8 @@ class TransformerEncoderLayer : public Module {
 
   /// src [N, S, E] (batch_first) or [S, N, E]; masks as MultiheadAttention's.
   Tensor forward(const Tensor& src, const std::optional<Tensor>& src_mask = {},
-                 const std::optional<Tensor>& src_key_padding_mask = {}) {
+                 const std::optional<Tensor>& src_key_padding_mask = {}, Site site = Site::current()) {
+    RecordingSite at(site);
     Tensor x = src;
     if (options.norm_first) {
       x = x + self_attention(norm1(x), src_mask, src_key_padding_mask);
@@ -50,8 +51,8 @@ class TransformerEncoderLayer : public Module {
     return x;
   }
   Tensor operator()(const Tensor& src, const std::optional<Tensor>& src_mask = {},
-                    const std::optional<Tensor>& src_key_padding_mask = {}) {
-    return forward(src, src_mask, src_key_padding_mask);
+                    const std::optional<Tensor>& src_key_padding_mask = {}, Site site = Site::current()) {
+    return forward(src, src_mask, src_key_padding_mask, site);
   }
 
   TransformerEncoderLayerOptions options;

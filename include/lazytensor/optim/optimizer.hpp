@@ -30,8 +30,9 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
   virtual ~Optimizer() = default;
 
-  /// Applies one update to every parameter that has a gradient.
-  void step() {
+  /// Applies one update to every parameter that has a gradient; its ops name the line calling it.
+  void step(Site site = Site::current()) {
+    RecordingSite at(site);
     no_grad guard;
     ++steps_;
     for (std::size_t k = 0; k < params_.size(); ++k)

@@ -17,10 +17,6 @@
 
 namespace lt {
 
-template <const auto& Op, class... Operands> class Expr;  // trace/expression.hpp
-template <class X> inline constexpr bool is_expr_v = false;
-template <const auto& Op, class... Os> inline constexpr bool is_expr_v<Expr<Op, Os...>> = true;
-
 class Tensor : public ElementwiseMethods<Tensor> {
  public:
   Tensor() = default;
@@ -56,7 +52,7 @@ class Tensor : public ElementwiseMethods<Tensor> {
   /// The same value on `device` (counted as TransferToDevice to a lazy one).
   Tensor to(Device device) const;
   /// The value converted to `dtype`.
-  Tensor to(DType dtype) const;
+  Tensor to(DType dtype, Site site = Site::current()) const;
   /// Rebinds this tensor (every handle of it) to `value`'s value: an in-place update. The
   /// value's autograd history comes with it, except under lt::no_grad.
   void assign(const Tensor& value);
@@ -77,69 +73,69 @@ class Tensor : public ElementwiseMethods<Tensor> {
   /// Accumulates d(this)/d(leaf) * gradient into each leaf's grad(). `gradient` may be left
   /// out for a one-element tensor (it is then 1). The recorded history is released unless
   /// retain_graph. On a lazy device this records the backward ops; the barrier runs them.
-  void backward(const Tensor& gradient = {}, bool retain_graph = false) const;
+  void backward(const Tensor& gradient = {}, bool retain_graph = false, Site site = Site::current()) const;
 
   // Methods mirroring the free functions of trace/functions/ (LibTorch's names). Each is
   // defined beside its free function.
   // elementwise methods (relu, exp, clamp, pow, ...) come from ElementwiseMethods
   // reductions: every dim when none are given; `dims` may be negative
-  Tensor sum() const;
-  Tensor sum(Dims dims, bool keepdim = false) const;
-  Tensor sum(std::int64_t dim, bool keepdim = false) const;
-  Tensor mean() const;
-  Tensor mean(Dims dims, bool keepdim = false) const;
-  Tensor mean(std::int64_t dim, bool keepdim = false) const;
-  Tensor prod() const;
-  Tensor prod(Dims dims, bool keepdim = false) const;
-  Tensor prod(std::int64_t dim, bool keepdim = false) const;
-  Tensor amax() const;
-  Tensor amax(Dims dims, bool keepdim = false) const;
-  Tensor amax(std::int64_t dim, bool keepdim = false) const;
-  Tensor amin() const;
-  Tensor amin(Dims dims, bool keepdim = false) const;
-  Tensor amin(std::int64_t dim, bool keepdim = false) const;
-  Tensor argmax() const;
-  Tensor argmax(std::int64_t dim, bool keepdim = false) const;
-  Tensor argmin() const;
-  Tensor argmin(std::int64_t dim, bool keepdim = false) const;
-  Tensor var(std::int64_t correction = 1) const;
-  Tensor var(Dims dims, std::int64_t correction = 1, bool keepdim = false) const;
-  Tensor std(std::int64_t correction = 1) const;
-  Tensor std(Dims dims, std::int64_t correction = 1, bool keepdim = false) const;
-  Tensor logsumexp(Dims dims, bool keepdim = false) const;
-  Tensor all() const;
-  Tensor all(Dims dims, bool keepdim = false) const;
-  Tensor any() const;
-  Tensor any(Dims dims, bool keepdim = false) const;
+  Tensor sum(Site site = Site::current()) const;
+  Tensor sum(Dims dims, bool keepdim = false, Site site = Site::current()) const;
+  Tensor sum(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  Tensor mean(Site site = Site::current()) const;
+  Tensor mean(Dims dims, bool keepdim = false, Site site = Site::current()) const;
+  Tensor mean(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  Tensor prod(Site site = Site::current()) const;
+  Tensor prod(Dims dims, bool keepdim = false, Site site = Site::current()) const;
+  Tensor prod(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  Tensor amax(Site site = Site::current()) const;
+  Tensor amax(Dims dims, bool keepdim = false, Site site = Site::current()) const;
+  Tensor amax(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  Tensor amin(Site site = Site::current()) const;
+  Tensor amin(Dims dims, bool keepdim = false, Site site = Site::current()) const;
+  Tensor amin(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  Tensor argmax(Site site = Site::current()) const;
+  Tensor argmax(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  Tensor argmin(Site site = Site::current()) const;
+  Tensor argmin(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  Tensor var(std::int64_t correction = 1, Site site = Site::current()) const;
+  Tensor var(Dims dims, std::int64_t correction = 1, bool keepdim = false, Site site = Site::current()) const;
+  Tensor std(std::int64_t correction = 1, Site site = Site::current()) const;
+  Tensor std(Dims dims, std::int64_t correction = 1, bool keepdim = false, Site site = Site::current()) const;
+  Tensor logsumexp(Dims dims, bool keepdim = false, Site site = Site::current()) const;
+  Tensor all(Site site = Site::current()) const;
+  Tensor all(Dims dims, bool keepdim = false, Site site = Site::current()) const;
+  Tensor any(Site site = Site::current()) const;
+  Tensor any(Dims dims, bool keepdim = false, Site site = Site::current()) const;
   // movement
-  Tensor reshape(Shape shape) const;  // one extent may be -1
-  Tensor view(Shape shape) const;     // as reshape, but the input must be viewable
-  Tensor permute(Dims dims) const;
-  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
-  Tensor t() const;
-  Tensor expand(Shape shape) const;  // -1 keeps an extent
-  Tensor squeeze() const;
-  Tensor squeeze(std::int64_t dim) const;
-  Tensor unsqueeze(std::int64_t dim) const;
-  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  Tensor reshape(Shape shape, Site site = Site::current()) const;  // one extent may be -1
+  Tensor view(Shape shape, Site site = Site::current()) const;     // as reshape, but the input must be viewable
+  Tensor permute(Dims dims, Site site = Site::current()) const;
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1, Site site = Site::current()) const;
+  Tensor t(Site site = Site::current()) const;
+  Tensor expand(Shape shape, Site site = Site::current()) const;  // -1 keeps an extent
+  Tensor squeeze(Site site = Site::current()) const;
+  Tensor squeeze(std::int64_t dim, Site site = Site::current()) const;
+  Tensor unsqueeze(std::int64_t dim, Site site = Site::current()) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1, Site site = Site::current()) const;
   Tensor slice(std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
-               std::int64_t step = 1) const;
-  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
-  Tensor select(std::int64_t dim, std::int64_t index) const;
-  Tensor flip(Dims dims) const;
-  Tensor index_select(std::int64_t dim, const Tensor& index) const;
-  Tensor gather(std::int64_t dim, const Tensor& index) const;
-  Tensor scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor tril(std::int64_t diagonal = 0) const;
-  Tensor triu(std::int64_t diagonal = 0) const;
-  Tensor contiguous() const;
-  std::vector<Tensor> split(std::int64_t split_size, std::int64_t dim = 0) const;
-  std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
+               std::int64_t step = 1, Site site = Site::current()) const;
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length, Site site = Site::current()) const;
+  Tensor select(std::int64_t dim, std::int64_t index, Site site = Site::current()) const;
+  Tensor flip(Dims dims, Site site = Site::current()) const;
+  Tensor index_select(std::int64_t dim, const Tensor& index, Site site = Site::current()) const;
+  Tensor gather(std::int64_t dim, const Tensor& index, Site site = Site::current()) const;
+  Tensor scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src, Site site = Site::current()) const;
+  Tensor tril(std::int64_t diagonal = 0, Site site = Site::current()) const;
+  Tensor triu(std::int64_t diagonal = 0, Site site = Site::current()) const;
+  Tensor contiguous(Site site = Site::current()) const;
+  std::vector<Tensor> split(std::int64_t split_size, std::int64_t dim = 0, Site site = Site::current()) const;
+  std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0, Site site = Site::current()) const;
   // contractions
-  Tensor matmul(const Tensor& other) const;
-  Tensor mm(const Tensor& other) const;
-  Tensor bmm(const Tensor& other) const;
-  Tensor mv(const Tensor& vec) const;
+  Tensor matmul(const Tensor& other, Site site = Site::current()) const;
+  Tensor mm(const Tensor& other, Site site = Site::current()) const;
+  Tensor bmm(const Tensor& other, Site site = Site::current()) const;
+  Tensor mv(const Tensor& vec, Site site = Site::current()) const;
 
  private:
   int dim_count() const { return shape().rank(); }
