@@ -19,6 +19,7 @@ LT_NN_ACTIVATION(Tanh, tanh)
 LT_NN_ACTIVATION(Sigmoid, sigmoid)
 #undef LT_NN_ACTIVATION
 
+/// GELU as a module: `gelu(x, approximate)`.
 class GELU : public Module {
  public:
   /// approximate: "none" (erf) or "tanh".
@@ -26,9 +27,12 @@ class GELU : public Module {
     LT_CHECK(this->approximate == "none" || this->approximate == "tanh",
              "GELU: approximate must be \"none\" or \"tanh\", got \"", this->approximate, "\"");
   }
+  /// gelu(x) with this module's approximation.
   Tensor forward(const Tensor& x) const { return gelu(x, approximate); }
+  /// Same as forward(x).
   Tensor operator()(const Tensor& x) const { return forward(x); }
 
+  /// "none" (the exact form, with erf) or "tanh".
   std::string approximate;
 };
 

@@ -6,6 +6,7 @@
 
 namespace lt::nn {
 
+/// A lookup table of learned rows, as torch.nn.Embedding.
 class Embedding : public Module {
  public:
   /// Rows start as standard normal values, as in PyTorch.
@@ -19,8 +20,10 @@ class Embedding : public Module {
   /// indices (i32 or i64, any shape) -> indices.shape + [embedding_dim]. An index out of range
   /// raises lt::Error (on a lazy device at the next barrier or read).
   Tensor forward(const Tensor& indices) const { return embedding(weight, indices); }
+  /// Same as forward(indices).
   Tensor operator()(const Tensor& indices) const { return forward(indices); }
 
+  /// The table, [num_embeddings, embedding_dim].
   Tensor weight;  // [num_embeddings, embedding_dim]
 };
 
