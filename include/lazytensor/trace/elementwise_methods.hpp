@@ -21,6 +21,9 @@ inline Attrs clamp_attrs(const std::optional<Scalar>& min, const std::optional<S
 }
 }  // namespace detail
 
+/// The elementwise ops as methods, shared by Tensor and Expr: `x.exp()`, `x.pow(2)`, `x.relu().clamp(0, 6)`.
+/// Each returns an lt::Expr (recorded when it becomes a Tensor); the op table makes one method per plain
+/// unary op and per binary op.
 template <class Derived>
 class ElementwiseMethods {
  public:
@@ -40,10 +43,13 @@ class ElementwiseMethods {
   }
   LT_BINARY_TABLE(LT_BINARY_METHOD)
 #undef LT_BINARY_METHOD
+  /// GELU: x * Φ(x) with approximate "none" (erf), or its tanh approximation with "tanh".
   auto gelu(std::string_view approximate = "none") const;  // trace/functions/elementwise.hpp
+  /// log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold, as torch.nn.functional.softplus.
   auto softplus(double beta = 1.0, double threshold = 20.0) const {
     return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, self());
   }
+  /// Each element limited to [min, max]; either bound may be absent.
   auto clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const {
     return detail::make_expr_with<unary::clamp>(detail::clamp_attrs(min, max), self());
   }
