@@ -24,6 +24,7 @@ LT_NN_ACTIVATION(Tanh, tanh)
 LT_NN_ACTIVATION(Sigmoid, sigmoid)
 #undef LT_NN_ACTIVATION
 
+/// GELU as a module: `gelu(x, approximate)`.
 class GELU : public Module {
  public:
   /// approximate: "none" (erf) or "tanh".
@@ -31,9 +32,12 @@ class GELU : public Module {
     LT_CHECK(this->approximate == "none" || this->approximate == "tanh",
              "GELU: approximate must be \"none\" or \"tanh\", got \"", this->approximate, "\"");
   }
+  /// gelu(x) with this module's approximation.
   Tensor forward(const Tensor& x, Site site = Site::current()) const { return gelu(x, approximate, site); }
+  /// Same as forward(x).
   Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
+  /// "none" (the exact form, with erf) or "tanh".
   std::string approximate;
 };
 

@@ -8,14 +8,21 @@
 
 namespace lt::nn {
 
+/// Options of MultiheadAttention, as PyTorch's keyword arguments.
 struct MultiheadAttentionOptions {
+  /// Dropout probability on the attention weights while training.
   double dropout = 0.0;
+  /// Whether the input and output projections have biases.
   bool bias = true;
+  /// Inputs and output [N, L, E] rather than [L, N, E].
   bool batch_first = false;  // inputs [N, L, E] rather than [L, N, E]
 };
 
+/// Multi-head attention as torch.nn.MultiheadAttention: packed query, key and value projections, scaled
+/// dot-product attention per head, and an output projection.
 class MultiheadAttention : public Module {
  public:
+  /// `num_heads` must divide `embed_dim`; raises lt::Error otherwise or for a dropout outside [0, 1].
   MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, MultiheadAttentionOptions options = {})
       : embed_dim(embed_dim), num_heads(num_heads), options(options), out_proj(embed_dim, embed_dim, {.bias = options.bias}) {
     LT_CHECK(embed_dim > 0 && num_heads > 0 && embed_dim % num_heads == 0, "MultiheadAttention: num_heads (", num_heads,
@@ -70,15 +77,24 @@ class MultiheadAttention : public Module {
     if (unbatched) return {out.squeeze(0), mean_weights.squeeze(0)};
     return {options.batch_first ? out : out.transpose(0, 1), mean_weights};
   }
+  /// Same as forward(query, key, value, key_padding_mask, attn_mask).
   std::pair<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                        const std::optional<Tensor>& key_padding_mask = {},
                                        const std::optional<Tensor>& attn_mask = {}, Site site = Site::current()) const {
     return forward(query, key, value, key_padding_mask, attn_mask, site);
   }
 
+  /// @{
+  /// The model width E and the number of heads (E / num_heads per head).
   std::int64_t embed_dim, num_heads;
+  /// @}
+  /// The options it was made with.
   MultiheadAttentionOptions options;
+  /// @{
+  /// The query, key and value projections, stacked: weight [3E, E], bias [3E] (undefined without bias).
   Tensor in_proj_weight, in_proj_bias;  // [3E, E], [3E]: query, key and value projections stacked
+  /// @}
+  /// The output projection, E -> E.
   Linear out_proj;
 
  private:

@@ -7,10 +7,15 @@
 
 namespace lt::nn {
 
+/// Options of BatchNorm1d and BatchNorm2d, as PyTorch's keyword arguments.
 struct BatchNormOptions {
+  /// Added to the variance before its square root.
   double eps = 1e-5;
+  /// Weight of the new batch statistic in the running mean and variance.
   double momentum = 0.1;
+  /// Whether the module has a learned scale (`weight`) and shift (`bias`).
   bool affine = true;
+  /// Whether it keeps running statistics for eval mode (else it always uses the batch's).
   bool track_running_stats = true;
 };
 
@@ -66,14 +71,18 @@ class BatchNormBase : public Module {
 };
 }  // namespace detail
 
+/// Batch normalisation over [N, C] or [N, C, L], per channel C, as torch.nn.BatchNorm1d.
 class BatchNorm1d : public detail::BatchNormBase {
  public:
+  /// A layer for `num_features` channels; weight 1, bias 0, running mean 0 and variance 1.
   explicit BatchNorm1d(std::int64_t num_features, BatchNormOptions options = {})
       : BatchNormBase("BatchNorm1d", num_features, options, 2, 3) {}
 };
 
+/// Batch normalisation over [N, C, H, W], per channel C, as torch.nn.BatchNorm2d.
 class BatchNorm2d : public detail::BatchNormBase {
  public:
+  /// A layer for `num_features` channels; weight 1, bias 0, running mean 0 and variance 1.
   explicit BatchNorm2d(std::int64_t num_features, BatchNormOptions options = {})
       : BatchNormBase("BatchNorm2d", num_features, options, 4, 4) {}
 };

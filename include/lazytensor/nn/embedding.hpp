@@ -6,6 +6,7 @@
 
 namespace lt::nn {
 
+/// A lookup table of learned rows, as torch.nn.Embedding.
 class Embedding : public Module {
  public:
   /// Rows start as standard normal values, as in PyTorch.
@@ -22,8 +23,10 @@ class Embedding : public Module {
     RecordingSite at(site);
     return embedding(weight, indices);
   }
+  /// Same as forward(indices).
   Tensor operator()(const Tensor& indices, Site site = Site::current()) const { return forward(indices, site); }
 
+  /// The table, [num_embeddings, embedding_dim].
   Tensor weight;  // [num_embeddings, embedding_dim]
 };
 

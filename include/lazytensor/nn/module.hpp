@@ -43,9 +43,13 @@ inline void rebind(Tensor& t, const Tensor& value) {
 class Module {
  public:
   Module() = default;
+  /// Copies share the tensors: the copy's parameters are the same tensors as the original's.
   Module(const Module&) = default;
+  /// Moves the registry along: it refers to members by their place, not their address.
   Module(Module&&) = default;
+  /// Copy assignment; the tensors are shared, as in the copy constructor.
   Module& operator=(const Module&) = default;
+  /// Move assignment.
   Module& operator=(Module&&) = default;
   virtual ~Module() = default;
 
@@ -57,11 +61,13 @@ class Module {
   }
   /// Parameters with their dotted names, each tensor once (under its first name).
   std::vector<std::pair<std::string, Tensor>> named_parameters() const { return unique(&Module::params_); }
+  /// Every buffer of this module and its submodules (running statistics, ...), each once.
   std::vector<Tensor> buffers() const {
     std::vector<Tensor> out;
     for (auto& [name, t] : named_buffers()) out.push_back(t);
     return out;
   }
+  /// Buffers with their dotted names, each tensor once (under its first name).
   std::vector<std::pair<std::string, Tensor>> named_buffers() const { return unique(&Module::buffers_); }
 
   /// Every parameter and buffer by name (tied tensors under each of their names). The values
@@ -111,7 +117,9 @@ class Module {
     for (auto& c : children_) child(c.offset).train(on);
     return *this;
   }
+  /// Evaluation mode for this module and its submodules: same as train(false).
   Module& eval() { return train(false); }
+  /// Whether the module is in training mode.
   bool is_training() const { return training_; }
 
   /// Moves every parameter and buffer to `device` in place: handles to them, tied modules and
@@ -143,6 +151,7 @@ class Module {
     add(buffers_, std::move(name), &t);
     return t;
   }
+  /// Registers data member `m` as submodule `name`: its parameters appear as "name.weight", ...
   template <class M>
   M& register_module(std::string name, M& m) {
     add(children_, std::move(name), static_cast<Module*>(&m));

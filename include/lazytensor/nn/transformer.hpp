@@ -10,17 +10,27 @@
 
 namespace lt::nn {
 
+/// Options of TransformerEncoderLayer, as PyTorch's keyword arguments.
 struct TransformerEncoderLayerOptions {
+  /// Width of the feed-forward network's hidden layer.
   std::int64_t dim_feedforward = 2048;
+  /// Dropout probability of the attention and the feed-forward network.
   double dropout = 0.1;
+  /// The feed-forward network's activation: "relu" or "gelu".
   std::string activation = "relu";  // or "gelu"
+  /// The layer norms' epsilon.
   double layer_norm_eps = 1e-5;
+  /// Inputs [N, S, E] (the default here) rather than [S, N, E].
   bool batch_first = true;
+  /// Layer norm before the attention and the feed-forward network (pre-norm) rather than after.
   bool norm_first = false;
 };
 
+/// One encoder layer, self-attention then a feed-forward network, each with a residual and a layer norm, as
+/// torch.nn.TransformerEncoderLayer.
 class TransformerEncoderLayer : public Module {
  public:
+  /// A layer of width `d_model` with `nhead` heads; raises lt::Error for an unknown activation.
   TransformerEncoderLayer(std::int64_t d_model, std::int64_t nhead, TransformerEncoderLayerOptions options = {})
       : options(options),
         self_attn(d_model, nhead, {.dropout = options.dropout, .batch_first = options.batch_first}),
@@ -50,16 +60,28 @@ class TransformerEncoderLayer : public Module {
     }
     return x;
   }
+  /// Same as forward(src, src_mask, src_key_padding_mask).
   Tensor operator()(const Tensor& src, const std::optional<Tensor>& src_mask = {},
                     const std::optional<Tensor>& src_key_padding_mask = {}, Site site = Site::current()) {
     return forward(src, src_mask, src_key_padding_mask, site);
   }
 
+  /// The options it was made with.
   TransformerEncoderLayerOptions options;
+  /// The self-attention block.
   MultiheadAttention self_attn;
+  /// @{
+  /// The feed-forward network: d_model -> dim_feedforward -> d_model.
   Linear linear1, linear2;
+  /// @}
+  /// @{
+  /// The layer norms after (or, with norm_first, before) the attention and the feed-forward blocks.
   LayerNorm norm1, norm2;
+  /// @}
+  /// @{
+  /// Dropout inside the feed-forward network and on each block's output.
   Dropout dropout, dropout1, dropout2;
+  /// @}
 
  private:
   Tensor self_attention(const Tensor& x, const std::optional<Tensor>& mask, const std::optional<Tensor>& padding) {

@@ -40,6 +40,7 @@ std::string summary(std::size_t top = 15);
 /// Records from construction to destruction: start(path), then stop().
 class Recording {
  public:
+  /// Starts recording into the Chrome trace file `path`.
   explicit Recording(const std::string& path, std::size_t max_events = default_max_events()) {
     start(path, max_events);
   }

@@ -15,7 +15,8 @@
 namespace lt {
 
 class Tensor;
-template <const auto& Op, class... Operands> class Expr;  // trace/expression.hpp
+/// An elementwise expression not yet recorded; defined in trace/expression.hpp.
+template <const auto& Op, class... Operands> class Expr;
 template <class X> inline constexpr bool is_expr_v = false;
 template <const auto& Op, class... Os> inline constexpr bool is_expr_v<Expr<Op, Os...>> = true;
 
@@ -37,6 +38,9 @@ inline Attrs clamp_attrs(const std::optional<Scalar>& min, const std::optional<S
 }
 }  // namespace detail
 
+/// The elementwise ops as methods, shared by Tensor and Expr: `x.exp()`, `x.pow(2)`, `x.relu().clamp(0, 6)`.
+/// Each returns an lt::Expr (recorded when it becomes a Tensor); the op table makes one method per plain
+/// unary op and per binary op.
 template <class Derived>
 class ElementwiseMethods {
  public:
@@ -56,11 +60,14 @@ class ElementwiseMethods {
   }
   LT_BINARY_TABLE(LT_BINARY_METHOD)
 #undef LT_BINARY_METHOD
+  /// GELU: x * Φ(x) with approximate "none" (erf), or its tanh approximation with "tanh".
   auto gelu(std::string_view approximate = "none",
             Site site = Site::current()) const;  // trace/functions/elementwise.hpp
+  /// log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold, as torch.nn.functional.softplus.
   auto softplus(double beta = 1.0, double threshold = 20.0, Site site = Site::current()) const {
     return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, site, self());
   }
+  /// Each element limited to [min, max]; either bound may be absent.
   auto clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, Site site = Site::current()) const {
     return detail::make_expr_with<unary::clamp>(detail::clamp_attrs(min, max), site, self());
   }

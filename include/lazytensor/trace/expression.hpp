@@ -91,9 +91,13 @@ template <class E> Tensor commit(const E& e);
 template <const auto& Op, class... Operands>
 class [[nodiscard("an expression records nothing until it becomes a Tensor")]] Expr : public ElementwiseMethods<Expr<Op, Operands...>> {
  public:
+  /// The op at the root of the expression, a descriptor of the op table.
   static constexpr const auto& op = Op;
+  /// The op's operands: tensors, expressions and C++ scalars, held by value.
   hana::tuple<Operands...> operands;
+  /// The op's attributes (none for most ops).
   [[no_unique_address]] detail::attrs_storage<Op> attrs;
+  /// Shape, dtype, device and fusibility, checked as the expression was built.
   detail::ExprInfo info;
   Site site;  // the line that wrote it: the node it becomes was recorded there
 
@@ -107,39 +111,62 @@ class [[nodiscard("an expression records nothing until it becomes a Tensor")]] E
 
   /// Records the expression: one fragment node (one primitive node for a single op).
   operator Tensor() const { return detail::commit(*this); }  // NOLINT: implicit on purpose
+  /// Records the expression and returns the Tensor, as the conversion does.
   Tensor eval() const { return *this; }
 
   // Known without recording anything.
+  /// The result's extents.
   const Shape& shape() const { return info.meta.shape; }
+  /// The result's element type.
   DType dtype() const { return info.meta.dtype; }
+  /// The operands' device.
   Device device() const { return info.device; }
+  /// The result's rank.
   int dim() const { return shape().rank(); }
+  /// The result's number of elements.
   std::int64_t numel() const { return shape().numel(); }
 
   // The common non-elementwise methods, for chains such as (a - b).abs().sum(); for any
   // other, convert first: Tensor(e) or e.eval().
+  /// Records the expression and reads its one value as T.
   template <class T> T item() const { return eval().template item<T>(); }
+  /// Records the expression and reads every value as T.
   template <class T> std::vector<T> to_vector() const { return eval().template to_vector<T>(); }
+  /// Records the expression and returns it on the cpu device.
   Tensor cpu() const { return eval().cpu(); }
+  /// Records the expression and moves it to device `d`.
   Tensor to(Device d) const { return eval().to(d); }
+  /// The expression converted to dtype `t` (recorded).
   Tensor to(DType t, Site at = Site::current()) const { return eval().to(t, at); }
+  /// Records the expression and sums every element.
   Tensor sum(Site at = Site::current()) const { return eval().sum(at); }
+  /// Records the expression and sums over `dims`.
   Tensor sum(Dims dims, bool keepdim = false, Site at = Site::current()) const { return eval().sum(dims, keepdim, at); }
+  /// Records the expression and takes the mean of every element.
   Tensor mean(Site at = Site::current()) const { return eval().mean(at); }
+  /// Records the expression and takes the mean over `dims`.
   Tensor mean(Dims dims, bool keepdim = false, Site at = Site::current()) const {
     return eval().mean(dims, keepdim, at);
   }
+  /// Records the expression and takes its largest element.
   Tensor amax(Site at = Site::current()) const { return eval().amax(at); }
+  /// Records the expression and takes its largest elements over `dims`.
   Tensor amax(Dims dims, bool keepdim = false, Site at = Site::current()) const {
     return eval().amax(dims, keepdim, at);
   }
+  /// Records the expression and takes its smallest element.
   Tensor amin(Site at = Site::current()) const { return eval().amin(at); }
+  /// Records the expression and takes its smallest elements over `dims`.
   Tensor amin(Dims dims, bool keepdim = false, Site at = Site::current()) const {
     return eval().amin(dims, keepdim, at);
   }
+  /// Records the expression and takes the index of its largest element (flattened).
   Tensor argmax(Site at = Site::current()) const { return eval().argmax(at); }
+  /// Records the expression and takes the index of its smallest element (flattened).
   Tensor argmin(Site at = Site::current()) const { return eval().argmin(at); }
+  /// Records the expression and reshapes it.
   Tensor reshape(Shape shape, Site at = Site::current()) const { return eval().reshape(shape, at); }
+  /// Records the expression and multiplies it by `other` (torch.matmul's rules).
   Tensor matmul(const Tensor& other, Site at = Site::current()) const { return eval().matmul(other, at); }
 };
 

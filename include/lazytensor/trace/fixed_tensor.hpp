@@ -37,8 +37,11 @@ class Fixed {
   static_assert(static_shape::is_extents<Ext>, "lt::Fixed: the first argument must be lt::extents<...>");
 
  public:
+  /// The static extents, an lt::extents<...>.
   using extents_type = Ext;
+  /// The extents as a Shape.
   static Shape shape() { return detail::shape_of<Ext>(); }
+  /// The rank, known when the program compiles.
   static constexpr int dim() { return static_cast<int>(Ext::rank); }
 
   Fixed() = default;
@@ -54,22 +57,30 @@ class Fixed {
     requires(std::is_same_v<Value, Tensor> && !std::is_same_v<V, Tensor>)
   Fixed(const Fixed<Ext, V>& e)  // NOLINT: implicit, as Expr to Tensor
       : value_(e.value()) {}
+  /// Wraps a value whose shape follows from static extents; for the library's own ops, which checked it when
+  /// the program compiled.
   Fixed(detail::TrustedShape, Value v) : value_(std::move(v)) {}
 
+  /// The value: a Tensor, or an expression not yet recorded.
   const Value& value() const { return value_; }
+  /// The element type (dynamic).
   DType dtype() const { return value_.dtype(); }
+  /// The device (dynamic).
   Device device() const { return value_.device(); }
 
+  /// The tensor itself, without a copy: a FixedTensor goes wherever a const Tensor& does.
   operator const Tensor&() const  // NOLINT: a FixedTensor is usable wherever a Tensor is
     requires std::is_same_v<Value, Tensor>
   {
     return value_;
   }
+  /// Records the expression and returns the Tensor.
   operator Tensor() const  // NOLINT
     requires(!std::is_same_v<Value, Tensor>)
   {
     return value_;
   }
+  /// The tensor itself.
   const Tensor& tensor() const
     requires std::is_same_v<Value, Tensor>
   {

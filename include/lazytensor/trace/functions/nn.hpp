@@ -14,8 +14,13 @@ namespace lt {
 
 /// An (h, w) pair that a single number also gives, as PyTorch's int-or-tuple arguments.
 struct Pair2 {
+  /// @{
+  /// The height and the width.
   std::int64_t h, w;
+  /// @}
+  /// Both the same: 3 means {3, 3} (implicit, as PyTorch's int-or-tuple arguments).
   Pair2(std::int64_t v) : h(v), w(v) {}  // NOLINT: implicit on purpose
+  /// Height `h_` and width `w_`.
   Pair2(std::int64_t h_, std::int64_t w_) : h(h_), w(w_) {}
 };
 
