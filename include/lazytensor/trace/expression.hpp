@@ -99,7 +99,8 @@ class [[nodiscard("an expression records nothing until it becomes a Tensor")]] E
   [[no_unique_address]] detail::attrs_storage<Op> attrs;
   /// Shape, dtype, device and fusibility, checked as the expression was built.
   detail::ExprInfo info;
-  Site site;  // the line that wrote it: the node it becomes was recorded there
+  /// The line that wrote it: the node it becomes is recorded there.
+  Site site;
 
   /// Builds the operands in place from tensors, expressions and C++ scalars.
   template <class... Xs>

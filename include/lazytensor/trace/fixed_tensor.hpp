@@ -113,6 +113,7 @@ class Fixed {
   LT_FIXED_OPERATOR(*, mul)
   LT_FIXED_OPERATOR(/, div)
 #undef LT_FIXED_OPERATOR
+  /// -x, of the same static shape.
   friend auto operator-(Operand x) { return neg(x.x, x.site); }
 
  private:
