@@ -19,6 +19,8 @@ usage: $0 <command> [args...]
   test    build everything and run the test suite with ctest
           --sanitize: the runtime, trace and op tests under ASan and UBSan (GCC), in build-sanitize
   bench   build and run every benchmark in $BUILD_DIR/benchmarks
+  docs    write the API reference (Doxygen) to $BUILD_DIR/docs/html and fail on any undocumented
+          public member (installs doxygen)
   fuzz    build the fuzz harnesses with clang's libFuzzer (ASan, UBSan) in build-fuzz and run each
           for N seconds (first arg, default 60) at the lowest priority; findings land in build-fuzz
 USAGE
@@ -105,6 +107,34 @@ fuzz() {
     -artifact_prefix="$BUILD_DIR/findings/header-" "$BUILD_DIR/corpus/header" tests/io/fuzz/corpus || fuzz_failed header
 }
 
+# The API reference: doxygen over the public headers (docs/Doxyfile) into $BUILD_DIR/docs. Every
+# header an umbrella header includes must be an input, and any warning (an undocumented public
+# member, a malformed comment) fails the command. What counts as public: docs/api-reference.md.
+docs() {
+  local out=$BUILD_DIR/docs header dir missing=()
+  mapfile -t headers < <(grep -ho '#include "lazytensor/[^"]*"' \
+    include/lazytensor/{lazytensor,nn,optim,data,distributed,io}.hpp | sed 's/^#include "//; s/"$//' | sort -u)
+  for header in "${headers[@]}"; do
+    dir=$(dirname "$header")
+    grep -qE "include/($header|$dir)( |\\\\|$)" docs/Doxyfile || missing+=("include/$header")
+  done
+  if ((${#missing[@]} > 0)); then
+    echo "docs: headers included by an umbrella header but not inputs of docs/Doxyfile: ${missing[*]}" >&2
+    exit 1
+  fi
+  rm -rf "$out"
+  mkdir -p "$out"
+  log "writing the API reference to $out/html"
+  LT_DOCS_DIR=$out doxygen docs/Doxyfile
+  if [[ -s $out/warnings.log ]]; then
+    # Doxygen repeats a member's warning for each class that inherits it.
+    sort -u "$out/warnings.log" >&2
+    echo "docs: $(sort -u "$out/warnings.log" | grep -c 'warning:') doxygen warnings (see above; $out/warnings.log)" >&2
+    exit 1
+  fi
+  log "API reference: $out/html/index.html"
+}
+
 # A harness stopped on an input (a crash, a sanitizer report, a leak, a timeout, too much
 # memory): print its findings in Base64, since a CI machine's build folder is not kept
 # (libFuzzer prints only inputs of up to 256 bytes), and fail.
@@ -178,6 +208,10 @@ case $cmd in
       log "running peer $bench $*${openblas_dir:+ (BLAS: $(dirname "$openblas_dir"))}"
       "${peer_env[@]}" "$bench" "$@"
     done
+    ;;
+  docs)
+    ensure_packages doxygen
+    docs
     ;;
   fuzz)
     ensure_packages "${PACKAGES[@]}" clang-19 libclang-rt-19-dev

@@ -170,8 +170,10 @@ CaseList long_rows(const std::string& what, DType in, DType out, const Call& cal
           reduce_case(what + " specials in far chunks", long_specials(), {1}, false, out, call, f)};
 }
 
-Call dims_call(Tensor (*fn)(const Tensor&, Dims, bool)) {
-  return [fn](const Tensor& x, const std::vector<std::int64_t>& d, bool keep) { return fn(x, Dims(d), keep); };
+Call dims_call(Tensor (*fn)(const Tensor&, Dims, bool, Site)) {
+  return [fn](const Tensor& x, const std::vector<std::int64_t>& d, bool keep) {
+    return fn(x, Dims(d), keep, Site::current());
+  };
 }
 
 Ref x3(DType t = DType::f32, std::uint32_t seed = 21) { return random_ref({3, 4, 5}, t, seed); }
@@ -235,7 +237,7 @@ LT_OP_TEST(prod) {
   return cs;
 }
 
-CaseList extreme_cases(Tensor (*fn)(const Tensor&, Dims, bool), const RowFn& f) {
+CaseList extreme_cases(Tensor (*fn)(const Tensor&, Dims, bool, Site), const RowFn& f) {
   Call c = dims_call(fn);
   CaseList cs = dim_sets("f32", x3(), x1(), x0(), DType::f32, c, f);
   append(cs, long_rows("f32", DType::f32, DType::f32, c, f));
@@ -264,10 +266,10 @@ LT_OP_TEST(amin) {
 }
 
 /// argmax and argmin reduce one dim or, with none, the flattened tensor.
-CaseList arg_cases(Tensor (*fn)(const Tensor&, std::optional<std::int64_t>, bool), bool max) {
+CaseList arg_cases(Tensor (*fn)(const Tensor&, std::optional<std::int64_t>, bool, Site), bool max) {
   RowFn f = [max](const Row& r) { return row_arg(r, max); };
   Call c = [fn](const Tensor& x, const std::vector<std::int64_t>& d, bool keep) {
-    return fn(x, d.empty() ? std::nullopt : std::optional<std::int64_t>(d[0]), keep);
+    return fn(x, d.empty() ? std::nullopt : std::optional<std::int64_t>(d[0]), keep, Site::current());
   };
   CaseList cs;
   for (bool keep : {false, true})
@@ -305,10 +307,10 @@ LT_OP_TEST(argmin) {
   return cs;
 }
 
-CaseList variance_cases(Tensor (*fn)(const Tensor&, Dims, std::int64_t, bool), bool sqrt) {
+CaseList variance_cases(Tensor (*fn)(const Tensor&, Dims, std::int64_t, bool, Site), bool sqrt) {
   auto with = [fn](std::int64_t correction) -> Call {
     return [fn, correction](const Tensor& x, const std::vector<std::int64_t>& d, bool keep) {
-      return fn(x, Dims(d), correction, keep);
+      return fn(x, Dims(d), correction, keep, Site::current());
     };
   };
   CaseList cs = dim_sets("f32", x3(), x1(), x0(), DType::f32, with(1), row_var(1, sqrt), 1e-4);
@@ -358,7 +360,7 @@ LT_OP_TEST(logsumexp) {
   return cs;
 }
 
-CaseList truth_cases(Tensor (*fn)(const Tensor&, Dims, bool), const RowFn& f) {
+CaseList truth_cases(Tensor (*fn)(const Tensor&, Dims, bool, Site), const RowFn& f) {
   Call c = dims_call(fn);
   CaseList cs = dim_sets("f32", sparse({3, 4, 5}, DType::f32, 81), sparse({7}, DType::f32, 82),
                          sparse({}, DType::f32, 83), DType::boolean, c, f);

@@ -26,6 +26,15 @@ TEST(PlanDump, TextShowsEachKernelItsMembersAndWhereValuesLive) {
   EXPECT_TRUE(has(text, "= matmul(%")) << text;
   EXPECT_TRUE(has(text, "[product]")) << text;
   EXPECT_TRUE(has(text, "    reads %")) << text;
+  // Each kernel and member names the line that recorded it.
+  auto line_with = [&](const std::string& part) {
+    const std::size_t at = text.find(part), start = text.rfind('\n', at) + 1;
+    return at == std::string::npos ? std::string() : text.substr(start, text.find('\n', at) - start);
+  };
+  const std::string h_at = "  # runtime/debug_tools_test.cpp:" + std::to_string(__LINE__ - 17);
+  const std::string y_at = "  # runtime/debug_tools_test.cpp:" + std::to_string(__LINE__ - 17);
+  EXPECT_TRUE(line_with("[product]").ends_with(h_at)) << text;
+  EXPECT_TRUE(line_with("-> result 1").ends_with(y_at)) << text;
   // Dumping runs nothing: the values are still pending and come out as before.
   std::vector<float> got = y.to_vector<float>();
   ASSERT_EQ(got.size(), 8u);

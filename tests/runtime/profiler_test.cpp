@@ -1,7 +1,8 @@
 // The profiler's trace file, parsed: its spans closed and nested on every track, one execute
 // span per step with the step's kernels inside it, an arrow from each barrier to its step, the
 // counters, and the kernel table. A program that knows nothing of the profiler writes a trace
-// under LT_PROFILE.
+// under LT_PROFILE. A recording keeps its first events up to its limit, each span and arrow
+// whole, and says how many it dropped.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -215,6 +216,82 @@ TEST(Profiler, AnUnmodifiedProgramWritesATraceUnderTheEnvironmentVariable) {
   const std::vector<SpanAt> spans = spans_of(trace);
   EXPECT_EQ(named(spans, "execute").size(), 5u);  // the probe's five steps
   EXPECT_FALSE(named(spans, "kernel").empty());
+  std::filesystem::remove(path);
+}
+
+/// The events of a trace that took a slot of its recording: all but metadata and the arrows'
+/// ends, which go with their starts.
+std::size_t slot_events(const json& trace) {
+  std::size_t n = 0;
+  for (const json& e : trace.at("traceEvents")) n += e.at("ph") != "M" && e.at("ph") != "f";
+  return n;
+}
+
+TEST(Profiler, ARecordingKeepsItsFirstEventsAndSaysHowManyItDropped) {
+  const auto path = temp_path("capped.json");
+  lt::Tensor x = lt::full({64, 32}, 0.5f, lt::device()), w = lt::full({32, 16}, 0.25f, lt::device());
+  lt::sync();
+  lt::wait_device_ops();
+  constexpr std::size_t cap = 60;
+  {
+    lt::profiler::Recording recording(path.string(), cap);
+    for (int s = 0; s < 12; ++s) {  // some 15 events a step
+      auto user = lt::profiler::scope("user step");
+      lt::Tensor y = traced_step(x, w);
+      lt::sync();
+      (void)y.to_vector<float>();
+    }
+  }
+  const json trace = read_trace(path);
+  expect_well_formed(trace);  // every span kept is closed, and nested in what encloses it
+  EXPECT_EQ(slot_events(trace), cap);
+  EXPECT_EQ(trace.at("otherData").at("max_events").get<std::size_t>(), cap);
+  const auto dropped = trace.at("otherData").at("dropped_events").get<std::size_t>();
+  EXPECT_GT(dropped, cap) << "twelve steps make more than twice the limit";
+  // An arrow is kept whole or not at all: an end whose start was kept is never dropped.
+  std::map<std::uint64_t, std::string> ends;
+  for (const json& e : trace.at("traceEvents"))
+    if (e.at("ph") == "s" || e.at("ph") == "f") ends[e.at("id").get<std::uint64_t>()] += e.at("ph").get<std::string>();
+  EXPECT_FALSE(ends.empty());
+  for (const auto& [id, phases] : ends) EXPECT_TRUE(phases == "sf" || phases == "fs") << id << ": " << phases;
+  // The first steps are there, the last are not: the kept events are the first ones.
+  const std::vector<SpanAt> users = named(spans_of(trace), "user");
+  EXPECT_GE(users.size(), 1u);
+  EXPECT_LT(users.size(), 12u);
+  const std::string table = lt::profiler::summary();
+  EXPECT_NE(table.find("Partial: the recording kept its first 60 events and dropped " + std::to_string(dropped)),
+            std::string::npos) << table;
+  std::filesystem::remove(path);
+}
+
+TEST(Profiler, ARecordingUnderItsLimitDropsNothing) {
+  const auto path = temp_path("uncapped.json");
+  lt::Tensor x = lt::full({64, 32}, 0.5f, lt::device()), w = lt::full({32, 16}, 0.25f, lt::device());
+  lt::sync();
+  lt::wait_device_ops();
+  {
+    lt::profiler::Recording recording(path.string(), 0);  // no limit
+    lt::Tensor y = traced_step(x, w);
+    lt::sync();
+  }
+  const json trace = read_trace(path);
+  EXPECT_EQ(trace.at("otherData").at("dropped_events").get<std::size_t>(), 0u);
+  EXPECT_EQ(trace.at("otherData").at("max_events").get<std::size_t>(), 0u);
+  EXPECT_EQ(lt::profiler::summary().find("Partial"), std::string::npos) << lt::profiler::summary();
+  EXPECT_GT(lt::profiler::default_max_events(), 0u) << "a recording has a limit unless told otherwise";
+  std::filesystem::remove(path);
+}
+
+TEST(Profiler, TheEnvironmentVariableSetsTheLimit) {
+  const auto path = temp_path("env_capped.json");
+  const std::string command =
+      "LT_PROFILE_MAX_EVENTS=10 LT_PROFILE=" + path.string() + " " + LAZYTENSOR_PROFILE_PROBE + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const json trace = read_trace(path);
+  expect_well_formed(trace);
+  EXPECT_EQ(slot_events(trace), 10u);
+  EXPECT_EQ(trace.at("otherData").at("max_events").get<std::size_t>(), 10u);
+  EXPECT_GT(trace.at("otherData").at("dropped_events").get<std::size_t>(), 0u);
   std::filesystem::remove(path);
 }
 

@@ -141,17 +141,19 @@ TEST_F(Trace, ReadingAValueRunsWhatItNeedsOnly) {
 TEST_F(Trace, IrTextAndDot) {
   Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 2}, device());
   Tensor e = exp(x);  // recorded on its own, not fused into the add
+  const std::string e_at = "trace/trace_test.cpp:" + std::to_string(__LINE__ - 1);
   Tensor y = e + x;
+  const std::string y_at = "trace/trace_test.cpp:" + std::to_string(__LINE__ - 1);
   EXPECT_EQ(debug::ir_text({y}),
             "IR {\n"
             "  %0 = device_data() f32[2, 2]\n"
-            "  %1 = exp(%0) f32[2, 2]\n"
-            "  %2 = add(%1, %0) f32[2, 2]\n"
+            "  %1 = exp(%0) f32[2, 2]  # " + e_at + "\n"
+            "  %2 = add(%1, %0) f32[2, 2]  # " + y_at + "\n"
             "  ROOT 0 = %2\n"
             "}\n");
   std::string dot = debug::ir_dot({y});
   EXPECT_EQ(dot.rfind("digraph G {\n", 0), 0u) << dot;
-  EXPECT_NE(dot.find("n1 [label=\"exp\\nf32[2, 2]\"];"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n1 [label=\"exp\\nf32[2, 2]\\n" + e_at + "\"];"), std::string::npos) << dot;
   EXPECT_NE(dot.find("n0 -> n1;"), std::string::npos) << dot;
   EXPECT_NE(dot.find("n1 -> n2;"), std::string::npos) << dot;
   EXPECT_NE(dot.find("n0 -> n2;"), std::string::npos) << dot;

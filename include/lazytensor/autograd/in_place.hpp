@@ -14,8 +14,10 @@ namespace detail {
 /// before anything is recorded: a leaf that requires grad refuses outside no_grad (its
 /// gradient would no longer reach it). Then the result must have self's shape (self is not
 /// broadcast) and a dtype that casts to self's; it is converted to that dtype.
+/// Every op it records names `site`.
 template <class Operand, class F>
-Tensor& update_in_place(std::string_view op, Tensor& self, const Operand& other, F&& value) {
+Tensor& update_in_place(std::string_view op, Tensor& self, const Operand& other, const Site& site, F&& value) {
+  RecordingSite at(site);
   auto operands = [&] {
     if constexpr (std::is_same_v<Operand, Tensor>) return concat(describe(self), ", ", describe(other));
     else return concat(describe(self), ", ", other.dtype == DType::f64 ? concat(other.f) : concat(other.i));
@@ -39,29 +41,29 @@ Tensor& update_in_place(std::string_view op, Tensor& self, const Operand& other,
 }
 }  // namespace detail
 
-Tensor& Tensor::add_(const Tensor& other, Scalar alpha) {
-  return detail::update_in_place("add_", *this, other, [&] { return lt::add(*this, other, alpha); });
+Tensor& Tensor::add_(const Tensor& other, Scalar alpha, Site site) {
+  return detail::update_in_place("add_", *this, other, site, [&] { return lt::add(*this, other, alpha, site); });
 }
-Tensor& Tensor::add_(Scalar other, Scalar alpha) {
-  return detail::update_in_place("add_", *this, other, [&] { return lt::add(*this, other, alpha); });
+Tensor& Tensor::add_(Scalar other, Scalar alpha, Site site) {
+  return detail::update_in_place("add_", *this, other, site, [&] { return lt::add(*this, other, alpha, site); });
 }
-Tensor& Tensor::sub_(const Tensor& other, Scalar alpha) {
-  return detail::update_in_place("sub_", *this, other, [&] { return lt::sub(*this, other, alpha); });
+Tensor& Tensor::sub_(const Tensor& other, Scalar alpha, Site site) {
+  return detail::update_in_place("sub_", *this, other, site, [&] { return lt::sub(*this, other, alpha, site); });
 }
-Tensor& Tensor::sub_(Scalar other, Scalar alpha) {
-  return detail::update_in_place("sub_", *this, other, [&] { return lt::sub(*this, other, alpha); });
+Tensor& Tensor::sub_(Scalar other, Scalar alpha, Site site) {
+  return detail::update_in_place("sub_", *this, other, site, [&] { return lt::sub(*this, other, alpha, site); });
 }
-Tensor& Tensor::mul_(const Tensor& other) {
-  return detail::update_in_place("mul_", *this, other, [&] { return Tensor(*this * other); });
+Tensor& Tensor::mul_(const Tensor& other, Site site) {
+  return detail::update_in_place("mul_", *this, other, site, [&] { return Tensor(*this * other); });
 }
-Tensor& Tensor::mul_(Scalar other) {
-  return detail::update_in_place("mul_", *this, other, [&] { return Tensor(*this * other); });
+Tensor& Tensor::mul_(Scalar other, Site site) {
+  return detail::update_in_place("mul_", *this, other, site, [&] { return Tensor(*this * other); });
 }
-Tensor& Tensor::div_(const Tensor& other) {
-  return detail::update_in_place("div_", *this, other, [&] { return Tensor(*this / other); });
+Tensor& Tensor::div_(const Tensor& other, Site site) {
+  return detail::update_in_place("div_", *this, other, site, [&] { return Tensor(*this / other); });
 }
-Tensor& Tensor::div_(Scalar other) {
-  return detail::update_in_place("div_", *this, other, [&] { return Tensor(*this / other); });
+Tensor& Tensor::div_(Scalar other, Site site) {
+  return detail::update_in_place("div_", *this, other, site, [&] { return Tensor(*this / other); });
 }
 
 }  // namespace lt

@@ -40,7 +40,8 @@ Tensor& Tensor::mutable_grad() {
   return m->grad;
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+void Tensor::backward(const Tensor& gradient, bool retain_graph, Site site) const {
+  RecordingSite at(site);
   detail::backward(*this, gradient, retain_graph);
 }
 

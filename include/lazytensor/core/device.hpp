@@ -6,14 +6,23 @@
 
 namespace lt {
 
+/// Where a tensor lives: the eager cpu device, or lazy device n (printed "lazy:n"), which records ops and
+/// runs them at a barrier.
 struct Device {
+  /// The kinds of device: cpu runs each op at once, lazy records it.
   enum class Kind : std::uint8_t { cpu, lazy };
+  /// Eager cpu or lazy.
   Kind kind = Kind::cpu;
+  /// The device's number among lazy devices (0 for cpu).
   int index = 0;
 
+  /// Whether ops on this device are recorded rather than run.
   constexpr bool is_lazy() const { return kind == Kind::lazy; }
+  /// "cpu" or "lazy:<index>".
   std::string str() const { return kind == Kind::cpu ? "cpu" : "lazy:" + std::to_string(index); }
+  /// Same kind and index.
   friend constexpr bool operator==(const Device&, const Device&) = default;
+  /// Writes str().
   friend std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 };
 

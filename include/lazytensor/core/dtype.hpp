@@ -50,15 +50,17 @@ constexpr bool is_integral(DType t) { return t == DType::i32 || t == DType::i64;
 
 /// The element type a C++ type stores as.
 template <class T> struct dtype_of;
+/// @cond
 template <> struct dtype_of<bool> { static constexpr DType value = DType::boolean; };
 template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
 template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
 template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+/// @endcond
 template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
 
 /// A type tag for dtype dispatch.
-template <class T> struct Tag { using type = T; };
+template <class T> struct Tag { using type = T; /**< The tagged type. */ };
 
 /// Calls `f(Tag<T>{})` with the C++ type stored by `t`. bf16 has storage but no kernels yet.
 template <class F>
@@ -100,7 +102,9 @@ constexpr DType default_float = DType::f32;
 /// is of a higher category (bool < integer < floating).
 class ResultType {
  public:
+  /// Where an operand stands: a tensor with dimensions, a zero-dim tensor, or a wrapped C++ scalar.
   enum class Standing { dimensioned, zero_dim, wrapped };
+  /// Adds an operand of dtype `t` standing at `s` (a floating scalar counts as the default float).
   constexpr void add(DType t, Standing s) {
     DType& slot = s == Standing::dimensioned ? dim_ : s == Standing::zero_dim ? zero_ : wrapped_;
     bool& seen = s == Standing::dimensioned ? has_dim_ : s == Standing::zero_dim ? has_zero_ : has_wrapped_;
@@ -108,6 +112,7 @@ class ResultType {
     slot = seen ? promote_types(slot, t) : t;
     seen = true;
   }
+  /// The promoted dtype of the operands added so far.
   constexpr DType result() const {
     auto [t, any] = combine(has_zero_, zero_, has_wrapped_, wrapped_);
     return combine(has_dim_, dim_, any, t).first;

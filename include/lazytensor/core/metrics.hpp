@@ -20,8 +20,11 @@ namespace lt::metrics {
 /// A monotonically increasing count. Handles are stable for the life of the process.
 class Counter {
  public:
+  /// Adds `n` (relaxed: counts are exact, their order against other memory is not).
   void add(std::int64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  /// The current count.
   std::int64_t value() const { return value_.load(std::memory_order_relaxed); }
+  /// Sets the count to 0.
   void reset() { value_.store(0, std::memory_order_relaxed); }
 
  private:
@@ -31,7 +34,9 @@ class Counter {
 /// Timed samples in seconds; keeps the most recent `window` for percentiles.
 class Timer {
  public:
+  /// The number of most recent samples kept for percentiles.
   static constexpr std::size_t window = 1024;
+  /// Adds one sample of `seconds`. Thread-safe.
   void record(double seconds) {
     std::lock_guard lock(mu_);
     if (samples_.size() < window) samples_.push_back(seconds);
@@ -39,16 +44,22 @@ class Timer {
     ++count_;
     total_ += seconds;
   }
+  /// A timer's samples at one moment.
   struct Summary {
+    /// Samples recorded since the last reset.
     std::int64_t count = 0;
+    /// Seconds summed over them.
     double total = 0;
+    /// The retained window of samples, ascending.
     std::vector<double> sorted;  // the retained window, ascending
+    /// The `p`-th percentile (0 to 100) of the retained window; 0 when it is empty.
     double percentile(double p) const {
       if (sorted.empty()) return 0;
       auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
       return sorted[std::min(i, sorted.size() - 1)];
     }
   };
+  /// A copy of the samples, sorted. Thread-safe.
   Summary summary() const {
     std::lock_guard lock(mu_);
     Summary s{count_, total_, samples_};
@@ -60,6 +71,7 @@ class Timer {
     std::lock_guard lock(mu_);
     return total_;
   }
+  /// Drops every sample. Thread-safe.
   void reset() {
     std::lock_guard lock(mu_);
     samples_.clear();
@@ -164,6 +176,7 @@ inline void reset() {
 /// Times a scope into a Timer.
 class ScopedTimer {
  public:
+  /// Starts timing; the destructor records the elapsed seconds into `t`.
   explicit ScopedTimer(Timer& t) : t_(t), start_(std::chrono::steady_clock::now()) {}
   ~ScopedTimer() {
     t_.record(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());

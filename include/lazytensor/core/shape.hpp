@@ -19,10 +19,14 @@ inline constexpr int max_rank = 8;
 class Dims {
  public:
   constexpr Dims() = default;
+  /// Extents listed in order; raises lt::Error past rank 8.
   constexpr Dims(std::initializer_list<std::int64_t> v) { assign(v.begin(), v.size()); }
+  /// Extents from a span; raises lt::Error past rank 8.
   explicit Dims(std::span<const std::int64_t> v) { assign(v.data(), v.size()); }
+  /// Extents from a vector; raises lt::Error past rank 8.
   explicit Dims(const std::vector<std::int64_t>& v) { assign(v.data(), v.size()); }
 
+  /// `rank` copies of `value`.
   static constexpr Dims filled(int rank, std::int64_t value) {
     Dims d;
     d.rank_ = check_rank(rank);
@@ -30,31 +34,46 @@ class Dims {
     return d;
   }
 
+  /// The number of dims.
   constexpr int rank() const { return rank_; }
+  /// The number of dims, as a size.
   constexpr std::size_t size() const { return static_cast<std::size_t>(rank_); }
+  /// Whether the rank is 0.
   constexpr bool empty() const { return rank_ == 0; }
+  /// Dim `i` (0 <= i < rank(); unchecked).
   constexpr std::int64_t& operator[](int i) { return v_[i]; }
+  /// Dim `i` (0 <= i < rank(); unchecked).
   constexpr std::int64_t operator[](int i) const { return v_[i]; }
+  /// The first dim.
   constexpr const std::int64_t* begin() const { return v_.data(); }
+  /// Past the last dim.
   constexpr const std::int64_t* end() const { return v_.data() + rank_; }
+  /// The first dim.
   constexpr std::int64_t* begin() { return v_.data(); }
+  /// Past the last dim.
   constexpr std::int64_t* end() { return v_.data() + rank_; }
+  /// The last dim (rank >= 1).
   constexpr std::int64_t back() const { return v_[rank_ - 1]; }
+  /// Appends a dim; raises lt::Error past rank 8.
   constexpr void push_back(std::int64_t x) {
     check_rank(rank_ + 1);
     v_[rank_++] = x;
   }
+  /// Inserts `x` before dim `pos`; raises lt::Error past rank 8.
   constexpr void insert(int pos, std::int64_t x) {
     check_rank(rank_ + 1);
     for (int i = rank_; i > pos; --i) v_[i] = v_[i - 1];
     v_[pos] = x;
     ++rank_;
   }
+  /// Removes dim `pos`.
   constexpr void erase(int pos) {
     for (int i = pos; i + 1 < rank_; ++i) v_[i] = v_[i + 1];
     --rank_;
   }
+  /// The dims as a vector.
   std::vector<std::int64_t> vec() const { return {begin(), end()}; }
+  /// The dims as a span.
   std::span<const std::int64_t> span() const { return {v_.data(), size()}; }
 
   /// Product of the extents (1 for rank 0).
@@ -64,6 +83,7 @@ class Dims {
     return n;
   }
 
+  /// Same rank and the same dims.
   friend constexpr bool operator==(const Dims& a, const Dims& b) {
     if (a.rank_ != b.rank_) return false;
     for (int i = 0; i < a.rank_; ++i)
@@ -71,11 +91,13 @@ class Dims {
     return true;
   }
 
+  /// "[2, 3]".
   std::string str() const {
     std::string s = "[";
     for (int i = 0; i < rank_; ++i) s += (i ? ", " : "") + std::to_string(v_[i]);
     return s + "]";
   }
+  /// Writes str().
   friend std::ostream& operator<<(std::ostream& os, const Dims& d) { return os << d.str(); }
 
  private:

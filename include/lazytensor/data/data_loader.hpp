@@ -18,8 +18,11 @@
 
 namespace lt::data {
 
+/// Options of DataLoader, as PyTorch's keyword arguments.
 struct DataLoaderOptions {
+  /// Examples stacked into each batch.
   std::int64_t batch_size = 1;
+  /// Read each epoch in a seeded random order rather than in order.
   bool shuffle = false;
   /// The shuffling seed. It belongs to the loader: lt::manual_seed neither sets nor reads it.
   std::uint64_t seed = 0;
@@ -46,8 +49,11 @@ struct DataLoaderOptions {
 template <Dataset D>
 class DataLoader {
  public:
+  /// A batch: the dataset's example type, each field stacked into [batch, ...].
   using batch_type = example_t<D>;
 
+  /// Takes `dataset` by value and shares it with its iterators; raises lt::Error for batch_size or prefetch
+  /// below 1.
   explicit DataLoader(D dataset, DataLoaderOptions options = {})
       : dataset_(std::make_shared<const D>(std::move(dataset))), options_(options) {
     LT_CHECK(options_.batch_size >= 1, "DataLoader: batch_size must be at least 1, got ", options_.batch_size);
@@ -61,10 +67,13 @@ class DataLoader {
     const std::int64_t b = options_.batch_size;
     return options_.drop_last ? n / b : (n + b - 1) / b;
   }
+  /// The dataset it reads.
   const D& dataset() const { return *dataset_; }
+  /// The options it was made with.
   const DataLoaderOptions& options() const { return options_; }
   /// The epoch the next begin() starts.
   std::uint64_t epoch() const { return epoch_; }
+  /// Sets the epoch the next begin() starts (its shuffled order), e.g. to replay one.
   void set_epoch(std::uint64_t epoch) { epoch_ = epoch; }
   /// Resumes at `position`: the next begin() starts epoch position.epoch at its batch
   /// position.batch, reading none of the batches before it; later epochs start at their first.
@@ -74,20 +83,28 @@ class DataLoader {
     first_batch_ = position.batch;
   }
 
+  /// An input iterator over one epoch's batches; it owns the worker thread of that epoch.
   class iterator {
    public:
+    /// The batch type.
     using value_type = batch_type;
+    /// Required of an input iterator; unused.
     using difference_type = std::ptrdiff_t;
 
     iterator() = default;
+    /// The current batch.
     const batch_type& operator*() const { return *current_; }
+    /// The current batch's fields.
     const batch_type* operator->() const { return &*current_; }
+    /// Waits for the next batch; rethrows an exception raised while preparing it.
     iterator& operator++() {
       current_ = prefetcher_->next();
       if (!current_) prefetcher_.reset();  // the epoch is over: let its thread go now
       return *this;
     }
+    /// Advances, as operator++().
     void operator++(int) { ++*this; }
+    /// True once the epoch is over.
     friend bool operator==(const iterator& it, std::default_sentinel_t) { return !it.current_; }
 
    private:
@@ -120,6 +137,7 @@ class DataLoader {
     return iterator(std::make_unique<Prefetcher<batch_type>>(std::move(produce),
                                                              static_cast<std::size_t>(options_.prefetch)));
   }
+  /// The end of an epoch.
   std::default_sentinel_t end() const { return {}; }
 
  private:

@@ -49,6 +49,8 @@ class TensorDataset {
  public:
   static_assert(N > 0, "lt::data::TensorDataset: give it at least one tensor");
 
+  /// Holds `tensors` (sharing their memory); raises lt::Error unless each is a defined cpu tensor of rank 1
+  /// or more and their first extents agree.
   explicit TensorDataset(std::array<Tensor, N> tensors) : tensors_(std::move(tensors)) {
     for (std::size_t k = 0; k < N; ++k) {
       const Tensor& t = tensors_[k];
@@ -59,17 +61,21 @@ class TensorDataset {
                describe(tensors_[0]), "; their first extents must agree");
     }
   }
+  /// Same as the array form: TensorDataset(images, labels).
   template <class... T>
     requires(sizeof...(T) == N && (std::same_as<std::remove_cvref_t<T>, Tensor> && ...))
   explicit TensorDataset(T&&... tensors) : TensorDataset(std::array<Tensor, N>{std::forward<T>(tensors)...}) {}
 
+  /// The number of rows (examples).
   std::int64_t size() const { return tensors_[0].size(0); }
 
+  /// Example `i`: row `i` of each tensor, as views; raises lt::Error for `i` out of range.
   std::array<Tensor, N> get(std::int64_t i) const {
     detail::check_index("TensorDataset::get", i, size());
     return map_tensors(tensors_, [&](const Tensor& t) { return detail::row_view(t, i); });
   }
 
+  /// The tensors whose rows are the examples.
   const std::array<Tensor, N>& tensors() const { return tensors_; }
 
  private:
@@ -90,10 +96,14 @@ template <Dataset D, class F>
   requires Example<std::invoke_result_t<const F&, example_t<D>>>
 class MapDataset {
  public:
+  /// Wraps `dataset` (held by value) with `transform`.
   MapDataset(D dataset, F transform) : dataset_(std::move(dataset)), transform_(std::move(transform)) {}
 
+  /// The wrapped dataset's size.
   std::int64_t size() const { return static_cast<std::int64_t>(dataset_.size()); }
+  /// transform(example i of the wrapped dataset).
   auto get(std::int64_t i) const { return transform_(dataset_.get(i)); }
+  /// The wrapped dataset.
   const D& base() const { return dataset_; }
 
  private:

@@ -20,6 +20,7 @@ namespace lt::data {
 template <class S>
 concept BatchSource = std::ranges::input_range<S&> && Example<std::ranges::range_value_t<S&>>;
 
+/// Options of DeviceLoader.
 struct DeviceLoaderOptions {
   /// Batches kept ready on the device ahead of the one the loop works on.
   std::int64_t prefetch = 2;
@@ -37,14 +38,18 @@ struct DeviceLoaderOptions {
 template <BatchSource Source>
 class DeviceLoader {
  public:
+  /// A batch: the source's batch type, its tensors on the lazy device.
   using batch_type = std::remove_cvref_t<std::ranges::range_value_t<Source&>>;
 
+  /// Loads `source`'s batches onto `device`; raises lt::Error unless `device` is lazy and prefetch is at
+  /// least 1.
   DeviceLoader(Source&& source, Device device, DeviceLoaderOptions options = {})
       : source_(std::forward<Source>(source)), device_(device), options_(options) {
     LT_CHECK(device.is_lazy(), "DeviceLoader: ", device, " is not a lazy device");
     LT_CHECK(options_.prefetch >= 1, "DeviceLoader: prefetch must be at least 1, got ", options_.prefetch);
   }
 
+  /// The lazy device the batches go to.
   Device device() const { return device_; }
   /// Batches per pass, where the source knows it.
   std::int64_t size() const
@@ -53,13 +58,18 @@ class DeviceLoader {
     return static_cast<std::int64_t>(source_.size());
   }
 
+  /// An input iterator over one pass's batches on the device; it owns the pass's worker thread.
   class iterator {
    public:
+    /// The batch type.
     using value_type = batch_type;
+    /// Required of an input iterator; unused.
     using difference_type = std::ptrdiff_t;
 
     iterator() = default;
+    /// The current batch, on the device.
     const batch_type& operator*() const { return *current_; }
+    /// The current batch's fields.
     const batch_type* operator->() const { return &*current_; }
     /// The barrier of the step traced on the current batch, then the next batch.
     iterator& operator++() {
@@ -68,7 +78,9 @@ class DeviceLoader {
       if (!current_) pass_.reset();
       return *this;
     }
+    /// Advances, as operator++().
     void operator++(int) { ++*this; }
+    /// True once the pass is over.
     friend bool operator==(const iterator& it, std::default_sentinel_t) { return !it.current_; }
 
    private:
@@ -105,6 +117,7 @@ class DeviceLoader {
 
   /// Starts a pass over the source (a new epoch of a DataLoader) and waits for its first batch.
   iterator begin() { return iterator(source_, device_, static_cast<std::size_t>(options_.prefetch)); }
+  /// The end of a pass.
   std::default_sentinel_t end() const { return {}; }
 
  private:

@@ -10,10 +10,15 @@
 
 namespace lt::data {
 
+/// Options of DistributedSampler, as PyTorch's keyword arguments.
 struct DistributedSamplerOptions {
+  /// The number of replicas sharing the dataset; -1: lt::world_size().
   int num_replicas = -1;  // -1: lt::world_size()
+  /// This replica's share, in [0, num_replicas); -1: lt::ordinal().
   int rank = -1;          // -1: lt::ordinal()
+  /// Shuffle each epoch's order by (seed, epoch), the same order on every replica.
   bool shuffle = true;
+  /// The shuffling seed; give every replica the same one.
   std::uint64_t seed = 0;
   /// Leave out the last examples so that every replica gets the same number; otherwise the
   /// order is padded with its first examples up to a multiple of num_replicas.
@@ -28,6 +33,8 @@ struct DistributedSamplerOptions {
 ///   lt::data::DataLoader loader(dataset, {.batch_size = 32, .sampler = sampler});
 class DistributedSampler {
  public:
+  /// A sampler over a dataset of `size` examples; raises lt::Error for a negative size, num_replicas below 1
+  /// or a rank outside [0, num_replicas).
   explicit DistributedSampler(std::int64_t size, DistributedSamplerOptions options = {})
       : size_(size), options_(options) {
     if (options_.num_replicas < 0) options_.num_replicas = world_size();
@@ -43,12 +50,16 @@ class DistributedSampler {
     const std::int64_t r = options_.num_replicas;
     return options_.drop_last ? size_ / r : (size_ + r - 1) / r;
   }
+  /// Sets the epoch that indices() reads.
   void set_epoch(std::uint64_t epoch) { epoch_ = epoch; }
+  /// The epoch that indices() reads.
   std::uint64_t epoch() const { return epoch_; }
+  /// The options, with num_replicas and rank resolved.
   const DistributedSamplerOptions& options() const { return options_; }
 
   /// This replica's indices for the epoch set by set_epoch().
   std::vector<std::int64_t> indices() const { return indices(epoch_); }
+  /// This replica's indices for `epoch`.
   std::vector<std::int64_t> indices(std::uint64_t epoch) const {
     std::vector<std::int64_t> order = epoch_order(size_, options_.shuffle, options_.seed, epoch);
     const std::int64_t total = size() * options_.num_replicas;

@@ -54,8 +54,11 @@ constexpr std::size_t element_size(IdxType t) {
 /// `elements()`.
 class IdxArray {
  public:
+  /// The element type stored in the file.
   IdxType type() const { return type_; }
+  /// The extents, outermost first.
   const std::vector<std::int64_t>& dims() const { return dims_; }
+  /// The number of elements: the product of dims().
   std::int64_t count() const { return count_; }
   /// The elements as stored: big-endian, row-major.
   std::span<const std::uint8_t> elements() const { return std::span(bytes_).subspan(offset_); }

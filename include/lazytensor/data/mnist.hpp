@@ -16,7 +16,9 @@ namespace lt::data {
 
 enum class Split { train, test };
 
+/// Options of Mnist and FashionMnist.
 struct MnistOptions {
+  /// Which files to read: train (60,000 examples) or test (t10k, 10,000).
   Split split = Split::train;
   /// Applied once to all images, f32 [N, 1, 28, 28] with values in [0, 1], as they are
   /// loaded: e.g. Normalize{FashionMnist::pixel_mean, FashionMnist::pixel_std}. Per-example work belongs in a MapDataset.
@@ -64,8 +66,11 @@ inline std::array<Tensor, 2> load_mnist(const std::filesystem::path& dir, const 
 /// {image f32 [1, 28, 28], label i64 []}; a DataLoader stacks them into [B, 1, 28, 28] and [B].
 class Mnist : public TensorDataset<2> {
  public:
+  /// The number of classes: labels lie in [0, 10).
   static constexpr std::int64_t classes = 10;
 
+  /// Reads and checks the split's files in `dir`; raises lt::Error naming the file and the fault for a
+  /// missing, truncated or corrupt file or a label outside [0, 10).
   explicit Mnist(const std::filesystem::path& dir, const MnistOptions& options = {})
       : TensorDataset<2>(detail::load_mnist(dir, options)) {}
 
@@ -79,12 +84,17 @@ class Mnist : public TensorDataset<2> {
 /// from where Debian's `dataset-fashion-mnist` package puts it.
 class FashionMnist : public Mnist {
  public:
+  /// Where Debian's dataset-fashion-mnist package installs the files.
   static constexpr std::string_view default_directory = "/usr/share/datasets/fashion-mnist";
+  /// @{
   /// Mean and standard deviation of the training images' pixels in [0, 1].
   static constexpr double pixel_mean = 0.2860, pixel_std = 0.3530;
+  /// @}
+  /// The classes' names, by label.
   static constexpr std::array<std::string_view, 10> class_names = {
       "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
 
+  /// Reads and checks the split's files in `dir` (Debian's copy by default), as Mnist does.
   explicit FashionMnist(const std::filesystem::path& dir = default_directory, const MnistOptions& options = {})
       : Mnist(dir, options) {}
 };

@@ -19,26 +19,37 @@ namespace lt::data {
 template <Example Batch>
 class SampleGenerator {
  public:
+  /// Serves `sample` `count` times; raises lt::Error for a negative count.
   SampleGenerator(Batch sample, std::int64_t count) : sample_(std::move(sample)), count_(count) {
     LT_CHECK(count >= 0, "SampleGenerator: negative count ", count);
   }
 
+  /// The number of batches it serves.
   std::int64_t size() const { return count_; }
+  /// The batch it serves.
   const Batch& sample() const { return sample_; }
 
+  /// An input iterator that serves the same batch until the count runs out.
   class iterator {
    public:
+    /// The batch type.
     using value_type = Batch;
+    /// Required of an input iterator; unused.
     using difference_type = std::ptrdiff_t;
 
     iterator() = default;
+    /// The batch.
     const Batch& operator*() const { return *sample_; }
+    /// The batch's fields.
     const Batch* operator->() const { return sample_; }
+    /// Counts one batch served.
     iterator& operator++() {
       --left_;
       return *this;
     }
+    /// Advances, as operator++().
     void operator++(int) { ++*this; }
+    /// True once `count` batches have been served.
     friend bool operator==(const iterator& it, std::default_sentinel_t) { return it.left_ == 0; }
 
    private:
@@ -48,7 +59,9 @@ class SampleGenerator {
     std::int64_t left_ = 0;
   };
 
+  /// The first of `count` batches.
   iterator begin() const { return iterator(&sample_, count_); }
+  /// The end of the batches.
   std::default_sentinel_t end() const { return {}; }
 
  private:

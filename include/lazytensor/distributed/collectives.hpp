@@ -31,7 +31,8 @@ inline std::int64_t reduce_word(ReduceOp op) {
 }  // namespace detail
 
 /// The reduction over every replica of `t`, times `scale` (a mean divides by world_size()).
-inline Tensor all_reduce(ReduceOp op, const Tensor& t, double scale = 1.0) {
+inline Tensor all_reduce(ReduceOp op, const Tensor& t, double scale = 1.0, Site site = Site::current()) {
+  RecordingSite at(site);
   Tensor reduced = record(collective::all_reduce, {t}, Attrs{{detail::reduce_word(op)}, {}});
   return detail::scaled(reduced, op, scale, "all_reduce");
 }
@@ -43,7 +44,8 @@ inline constexpr std::int64_t all_reduce_bucket_bytes = std::int64_t{32} << 20;
 /// Reduces every tensor of `tensors` in place (each handle then holds the reduced value).
 /// Tensors of one dtype and device are packed into buckets of up to all_reduce_bucket_bytes,
 /// each reduced as one flat tensor.
-inline void all_reduce(ReduceOp op, std::vector<Tensor>& tensors, double scale = 1.0) {
+inline void all_reduce(ReduceOp op, std::vector<Tensor>& tensors, double scale = 1.0, Site site = Site::current()) {
+  RecordingSite at(site);
   std::map<std::pair<DType, std::string>, std::vector<std::size_t>> groups;  // in first-use order per key
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     LT_CHECK(tensors[k].defined(), "all_reduce: tensor ", k, " is undefined");
@@ -77,20 +79,26 @@ inline void all_reduce(ReduceOp op, std::vector<Tensor>& tensors, double scale =
 }
 
 /// Every replica's `t`, concatenated along `dim` in ordinal order.
-inline Tensor all_gather(const Tensor& t, std::int64_t dim = 0) {
+inline Tensor all_gather(const Tensor& t, std::int64_t dim = 0, Site site = Site::current()) {
+  RecordingSite at(site);
   const int d = t.defined() && t.dim() > 0 ? static_cast<int>(dim < 0 ? dim + t.dim() : dim) : static_cast<int>(dim);
   return record(collective::all_gather, {t}, Attrs{{d}, {}});
 }
 
 /// This replica's shard, along `dim`, of the reduction over every replica of `t`, times
 /// `scale`; the extent of `dim` must split into world_size() equal shards.
-inline Tensor reduce_scatter(ReduceOp op, const Tensor& t, std::int64_t dim = 0, double scale = 1.0) {
+inline Tensor reduce_scatter(ReduceOp op, const Tensor& t, std::int64_t dim = 0, double scale = 1.0,
+                             Site site = Site::current()) {
+  RecordingSite at(site);
   const int d = t.defined() && t.dim() > 0 ? static_cast<int>(dim < 0 ? dim + t.dim() : dim) : static_cast<int>(dim);
   Tensor shard = record(collective::reduce_scatter, {t}, Attrs{{detail::reduce_word(op), d}, {}});
   return detail::scaled(shard, op, scale, "reduce_scatter");
 }
 
 /// Replica `root`'s `t`, on every replica.
-inline Tensor broadcast(const Tensor& t, int root = 0) { return record(collective::broadcast, {t}, Attrs{{root}, {}}); }
+inline Tensor broadcast(const Tensor& t, int root = 0, Site site = Site::current()) {
+  RecordingSite at(site);
+  return record(collective::broadcast, {t}, Attrs{{root}, {}});
+}
 
 }  // namespace lt

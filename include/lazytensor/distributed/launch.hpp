@@ -15,8 +15,9 @@
 
 namespace lt {
 
+/// Options of lt::launch.
 struct LaunchOptions {
-  /// Replicas in this process. Each gets lazy:<local ordinal> as lt::device() and an equal
+  /// Replicas in this process. Each gets `lazy:<local ordinal>` as lt::device() and an equal
   /// share of the threads (LT_NUM_THREADS, else every core), at least one.
   int replicas = 1;
   /// Sums that may run over examples (reverse mode's reductions, products) are traced as fixed

@@ -14,7 +14,8 @@ namespace lt {
 
 /// The mean over the replicas of every gradient of `opt`'s parameters (reduced in buckets, in
 /// the step graph), then `opt.step()`. With `barrier`, also ends the step (lt::sync()).
-inline void optimizer_step(optim::Optimizer& opt, bool barrier = false) {
+inline void optimizer_step(optim::Optimizer& opt, bool barrier = false, Site site = Site::current()) {
+  RecordingSite at(site);
   std::vector<Tensor> params, grads;
   for (const Tensor& p : opt.parameters())
     if (p.grad().defined()) {
@@ -29,7 +30,8 @@ inline void optimizer_step(optim::Optimizer& opt, bool barrier = false) {
 
 /// Gives every parameter and buffer of `module` replica 0's value, so that all replicas start
 /// from the same weights.
-inline void broadcast_master_param(nn::Module& module) {
+inline void broadcast_master_param(nn::Module& module, Site site = Site::current()) {
+  RecordingSite at(site);
   no_grad guard;
   std::vector<Tensor> tensors = module.parameters();
   for (const Tensor& b : module.buffers()) tensors.push_back(b);

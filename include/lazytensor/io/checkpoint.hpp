@@ -24,8 +24,11 @@ namespace lt {
 ///   lt::Metadata note = run.load("run.safetensors");   // restores all four and the generator
 ///   train_loader.set_position(position);
 struct Checkpoint {
+  /// Saved from, and loaded into, this module's state_dict() (keys "model.<name>"); null: left out.
   nn::Module* model = nullptr;
+  /// Saved from, and loaded into, this optimizer's state (keys "optimizer.state.<i>.<name>"); null: left out.
   optim::Optimizer* optimizer = nullptr;
+  /// The learning-rate schedule's state, kept in the metadata; null: left out.
   optim::LRScheduler* scheduler = nullptr;
   /// Saved from, and loaded into, this position; hand it to DataLoader::set_position.
   data::LoaderPosition* loader = nullptr;

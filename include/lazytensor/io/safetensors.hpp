@@ -14,6 +14,7 @@ namespace lt {
 using TensorMap = std::map<std::string, Tensor>;
 using io::Metadata;
 
+/// Options of lt::save and Checkpoint::save.
 struct SaveOptions {
   /// Sync the file and its directory entry to the disk before save() returns, so that the new
   /// file survives a power cut. Off, a crash of the process still leaves the old file or the
@@ -24,6 +25,7 @@ struct SaveOptions {
   bool master_only = false;
 };
 
+/// Options of lt::load.
 struct LoadOptions {
   /// Tensors loaded onto lt::cpu view the mapped file instead of a copy of it: no copy, and
   /// pages are read from the disk as they are first touched. Writing to such a tensor changes
@@ -34,7 +36,9 @@ struct LoadOptions {
 
 /// What a file holds: its tensors and its "__metadata__".
 struct SafetensorsContents {
+  /// The tensors by name.
   TensorMap tensors;
+  /// The file's "__metadata__" strings.
   Metadata metadata;
 };
 

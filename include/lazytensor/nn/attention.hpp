@@ -10,17 +10,21 @@
 
 namespace lt::nn {
 
-/// MultiheadAttention's options, PyTorch's defaults.
+/// Options of MultiheadAttention, as PyTorch's keyword arguments.
 struct MultiheadAttentionOptions {
-  double dropout = 0.0;      ///< on the attention weights, while training
-  bool bias = true;          ///< biases of the input and output projections
-  bool batch_first = false;  ///< inputs [N, L, E] rather than [L, N, E], as PyTorch's default
+  /// Dropout probability on the attention weights while training.
+  double dropout = 0.0;
+  /// Whether the input and output projections have biases.
+  bool bias = true;
+  /// Inputs and output [N, L, E] rather than [L, N, E] (PyTorch's default).
+  bool batch_first = false;
 };
 
-/// torch.nn.MultiheadAttention: packed input projections, num_heads scaled dot-product
-/// attentions and an output projection.
+/// Multi-head attention as torch.nn.MultiheadAttention: packed query, key and value projections, scaled
+/// dot-product attention per head, and an output projection.
 class MultiheadAttention : public Callable<MultiheadAttention> {
  public:
+  /// `num_heads` must divide `embed_dim`; raises lt::Error otherwise or for a dropout outside [0, 1].
   MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, MultiheadAttentionOptions options = {})
       : embed_dim(embed_dim), num_heads(num_heads), options(options), out_proj(embed_dim, embed_dim, {.bias = options.bias}) {
     LT_CHECK(embed_dim > 0 && num_heads > 0 && embed_dim % num_heads == 0, "MultiheadAttention: num_heads (", num_heads,
@@ -47,8 +51,9 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
   /// (PyTorch's None) and nothing of them is recorded beyond what the output needs.
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
-                                    const std::optional<Tensor>& attn_mask = {},
-                                    bool average_attn_weights = true) const {
+                                    const std::optional<Tensor>& attn_mask = {}, bool average_attn_weights = true,
+                                    Site site = Site::current()) const {
+    RecordingSite at(site);
     const Tensor operands[] = {query, key, value};
     if (!query.defined() || !key.defined() || !value.defined()) op_error("MultiheadAttention", operands, "an operand is undefined");
     bool unbatched = query.dim() == 2;
@@ -89,14 +94,22 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
   /// forward(): spelled out, not forwarded, so that `{}` may stand for a mask left out.
   std::pair<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                        const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
-                                       const std::optional<Tensor>& attn_mask = {},
-                                       bool average_attn_weights = true) const {
-    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
+                                       const std::optional<Tensor>& attn_mask = {}, bool average_attn_weights = true,
+                                       Site site = Site::current()) const {
+    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, site);
   }
 
+  /// @{
+  /// The model width E and the number of heads (E / num_heads per head).
   std::int64_t embed_dim, num_heads;
+  /// @}
+  /// The options it was made with.
   MultiheadAttentionOptions options;
+  /// @{
+  /// The query, key and value projections, stacked: weight [3E, E], bias [3E] (undefined without bias).
   Tensor in_proj_weight, in_proj_bias;  // [3E, E], [3E]: query, key and value projections stacked
+  /// @}
+  /// The output projection, E -> E.
   Linear out_proj;
 
  private:

@@ -7,10 +7,15 @@
 
 namespace lt::nn {
 
+/// Options of BatchNorm1d and BatchNorm2d, as PyTorch's keyword arguments.
 struct BatchNormOptions {
+  /// Added to the variance before its square root.
   double eps = 1e-5;
+  /// Weight of the new batch statistic in the running mean and variance.
   double momentum = 0.1;
+  /// Whether the module has a learned scale (`weight`) and shift (`bias`).
   bool affine = true;
+  /// Whether it keeps running statistics for eval mode (else it always uses the batch's).
   bool track_running_stats = true;
 };
 
@@ -36,7 +41,8 @@ class BatchNormBase : public Callable<BatchNormBase> {
     register_buffer("num_batches_tracked", num_batches_tracked);
   }
 
-  Tensor forward(const Tensor& x) {
+  Tensor forward(const Tensor& x, Site site = Site::current()) {
+    RecordingSite at(site);
     if (!x.defined() || x.dim() < min_rank_ || x.dim() > max_rank_ || x.size(1) != num_features())
       fail(name_, ": expected input of rank ", min_rank_, min_rank_ == max_rank_ ? "" : " or " + std::to_string(max_rank_),
            " with ", num_features(), " channels in dim 1 (operands: ", describe(x), ")");
@@ -64,14 +70,18 @@ class BatchNormBase : public Callable<BatchNormBase> {
 };
 }  // namespace detail
 
+/// Batch normalisation over [N, C] or [N, C, L], per channel C, as torch.nn.BatchNorm1d.
 class BatchNorm1d : public detail::BatchNormBase {
  public:
+  /// A layer for `num_features` channels; weight 1, bias 0, running mean 0 and variance 1.
   explicit BatchNorm1d(std::int64_t num_features, BatchNormOptions options = {})
       : BatchNormBase("BatchNorm1d", num_features, options, 2, 3) {}
 };
 
+/// Batch normalisation over [N, C, H, W], per channel C, as torch.nn.BatchNorm2d.
 class BatchNorm2d : public detail::BatchNormBase {
  public:
+  /// A layer for `num_features` channels; weight 1, bias 0, running mean 0 and variance 1.
   explicit BatchNorm2d(std::int64_t num_features, BatchNormOptions options = {})
       : BatchNormBase("BatchNorm2d", num_features, options, 4, 4) {}
 };

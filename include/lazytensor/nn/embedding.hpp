@@ -6,6 +6,7 @@
 
 namespace lt::nn {
 
+/// A lookup table of learned rows, as torch.nn.Embedding.
 class Embedding : public Callable<Embedding> {
  public:
   /// Rows start as standard normal values, as in PyTorch.
@@ -18,8 +19,12 @@ class Embedding : public Callable<Embedding> {
 
   /// indices (i32 or i64, any shape) -> indices.shape + [embedding_dim]. An index out of range
   /// raises lt::Error (on a lazy device at the next barrier or read).
-  Tensor forward(const Tensor& indices) const { return embedding(weight, indices); }
+  Tensor forward(const Tensor& indices, Site site = Site::current()) const {
+    RecordingSite at(site);
+    return embedding(weight, indices);
+  }
 
+  /// The table, [num_embeddings, embedding_dim].
   Tensor weight;  // [num_embeddings, embedding_dim]
 };
 

@@ -44,9 +44,13 @@ inline void rebind(Tensor& t, const Tensor& value) {
 class Module {
  public:
   Module() = default;
+  /// Copies share the tensors: the copy's parameters are the same tensors as the original's.
   Module(const Module&) = default;
+  /// Moves the registry along: it refers to members by their place, not their address.
   Module(Module&&) = default;
+  /// Copy assignment; the tensors are shared, as in the copy constructor.
   Module& operator=(const Module&) = default;
+  /// Move assignment.
   Module& operator=(Module&&) = default;
   virtual ~Module() = default;
 
@@ -58,11 +62,13 @@ class Module {
   }
   /// Parameters with their dotted names, each tensor once (under its first name).
   std::vector<std::pair<std::string, Tensor>> named_parameters() const { return unique(&Module::params_); }
+  /// Every buffer of this module and its submodules (running statistics, ...), each once.
   std::vector<Tensor> buffers() const {
     std::vector<Tensor> out;
     for (auto& [name, t] : named_buffers()) out.push_back(t);
     return out;
   }
+  /// Buffers with their dotted names, each tensor once (under its first name).
   std::vector<std::pair<std::string, Tensor>> named_buffers() const { return unique(&Module::buffers_); }
 
   /// Every parameter and buffer by name (tied tensors under each of their names). The values
@@ -112,13 +118,17 @@ class Module {
     for (auto& c : children_) child(c.offset).train(on);
     return *this;
   }
+  /// Evaluation mode for this module and its submodules: same as train(false).
   Module& eval() { return train(false); }
+  /// Whether the module is in training mode.
   bool is_training() const { return training_; }
 
   /// Resets the gradients of every parameter, as the optimizers' zero_grad: by default they
   /// become undefined (PyTorch's set_to_none=True), and the next backward() sets them afresh;
-  /// with set_to_none false each defined gradient is set to zeros in place.
-  void zero_grad(bool set_to_none = true) {
+  /// with set_to_none false each defined gradient is set to zeros in place, ops that name the
+  /// line calling it.
+  void zero_grad(bool set_to_none = true, Site site = Site::current()) {
+    RecordingSite at(site);
     for (auto& [name, p] : named_parameters()) ::lt::detail::reset_grad(p, set_to_none);
   }
 
@@ -151,6 +161,7 @@ class Module {
     add(buffers_, std::move(name), &t);
     return t;
   }
+  /// Registers data member `m` as submodule `name`: its parameters appear as "name.weight", ...
   template <class M>
   M& register_module(std::string name, M& m) {
     add(children_, std::move(name), static_cast<Module*>(&m));
@@ -252,23 +263,129 @@ class Module {
   bool training_ = true;
 };
 
+namespace detail {
+/// Whether `m.forward(args..., site)` is a call: forward takes the caller's line last.
+template <class M, class... Args>
+concept forward_takes_site = requires(M m, const Site& site, Args&&... args) {
+  m.forward(std::forward<Args>(args)..., site);
+};
+/// Whether `m(args...)` has a forward to call, with or without the caller's line.
+template <class M, class... Args>
+concept has_forward = forward_takes_site<M, Args...> || requires(M m, Args&&... args) {
+  m.forward(std::forward<Args>(args)...);
+};
+/// m.forward(args..., site) where forward takes a site, else m.forward(args...).
+template <class M, class... Args>
+decltype(auto) call_forward(M& m, const Site& site, Args&&... args) {
+  if constexpr (forward_takes_site<M&, Args...>) return m.forward(std::forward<Args>(args)..., site);
+  else return m.forward(std::forward<Args>(args)...);
+}
+}  // namespace detail
+
 /// The base that makes a module callable: `model(x, ...)` calls `model.forward(x, ...)`.
 /// Derive a model from it with its own type, `struct Net : lt::nn::Callable<Net>`; it is a
 /// Module, with everything a Module has. (C++20 has no way for the Module base to name the
 /// derived type's forward; LibTorch's answer is TORCH_MODULE's holder, this one is a base.)
+///
+/// The call takes the caller's line (core/site.hpp) as a defaulted last parameter, as every
+/// recording function does, and gives it to a forward whose last parameter is a `Site`: the
+/// layers' forward opens a RecordingSite with it, so `fc(x)` names the line of `fc(x)`. A
+/// forward without one (a model of your own) is called without it, and each of its ops names
+/// its own line there, as when forward is called directly. A site parameter cannot follow a
+/// parameter pack, so the call takes one to six arguments (with none, a generic forward would
+/// be instantiated with the site as its input); a forward of more, or one called with `{}`
+/// for an argument (which no template deduces), spells out its own operator(), as
+/// MultiheadAttention does.
 template <class Derived>
 class Callable : public Module {
  public:
-  /// Calls Derived::forward with the same arguments and returns what it returns. (D stands
-  /// for Derived so that nothing is looked up in it before a call, where it is complete.)
-  template <class D = Derived, class... Args>
-  auto operator()(Args&&... args) -> decltype(std::declval<D&>().forward(std::forward<Args>(args)...)) {
-    return static_cast<D&>(*this).forward(std::forward<Args>(args)...);
+  // D stands for Derived so that nothing is looked up in it before a call, where it is complete.
+  /// Calls forward(a1, site) where forward takes the caller's line last, else forward(a1),
+  /// and returns what it returns.
+  template <class D = Derived, class A1>
+    requires detail::has_forward<D&, A1>
+  decltype(auto) operator()(A1&& a1, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1));
   }
-  /// The same on a const module, where Derived::forward is const.
-  template <class D = Derived, class... Args>
-  auto operator()(Args&&... args) const -> decltype(std::declval<const D&>().forward(std::forward<Args>(args)...)) {
-    return static_cast<const D&>(*this).forward(std::forward<Args>(args)...);
+  /// Calls forward(a1, a2, site) where forward takes the caller's line last, else forward(a1, a2),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2>
+    requires detail::has_forward<D&, A1, A2>
+  decltype(auto) operator()(A1&& a1, A2&& a2, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2));
+  }
+  /// Calls forward(a1, a2, a3, site) where forward takes the caller's line last, else forward(a1, a2, a3),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3>
+    requires detail::has_forward<D&, A1, A2, A3>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3));
+  }
+  /// Calls forward(a1, ..., a4, site) where forward takes the caller's line last, else forward(a1, ..., a4),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3, class A4>
+    requires detail::has_forward<D&, A1, A2, A3, A4>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4));
+  }
+  /// Calls forward(a1, ..., a5, site) where forward takes the caller's line last, else forward(a1, ..., a5),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5>
+    requires detail::has_forward<D&, A1, A2, A3, A4, A5>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5));
+  }
+  /// Calls forward(a1, ..., a6, site) where forward takes the caller's line last, else forward(a1, ..., a6),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5, class A6>
+    requires detail::has_forward<D&, A1, A2, A3, A4, A5, A6>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, A6&& a6, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5), std::forward<A6>(a6));
+  }
+
+  /// The same on a const module: a const forward(a1).
+  template <class D = Derived, class A1>
+    requires detail::has_forward<const D&, A1>
+  decltype(auto) operator()(A1&& a1, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1));
+  }
+  /// The same on a const module: a const forward(a1, a2).
+  template <class D = Derived, class A1, class A2>
+    requires detail::has_forward<const D&, A1, A2>
+  decltype(auto) operator()(A1&& a1, A2&& a2, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2));
+  }
+  /// The same on a const module: a const forward(a1, a2, a3).
+  template <class D = Derived, class A1, class A2, class A3>
+    requires detail::has_forward<const D&, A1, A2, A3>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3));
+  }
+  /// The same on a const module: a const forward(a1, ..., a4).
+  template <class D = Derived, class A1, class A2, class A3, class A4>
+    requires detail::has_forward<const D&, A1, A2, A3, A4>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4));
+  }
+  /// The same on a const module: a const forward(a1, ..., a5).
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5>
+    requires detail::has_forward<const D&, A1, A2, A3, A4, A5>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5));
+  }
+  /// The same on a const module: a const forward(a1, ..., a6).
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5, class A6>
+    requires detail::has_forward<const D&, A1, A2, A3, A4, A5, A6>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, A6&& a6, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5), std::forward<A6>(a6));
   }
 };
 

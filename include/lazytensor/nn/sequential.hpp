@@ -8,27 +8,34 @@
 
 namespace lt::nn {
 
+/// Modules of any types chained at compile time, as torch.nn.Sequential; held by value in a std::tuple and
+/// registered as submodules "0", "1", ...
 template <class... Ms>
 class Sequential : public Callable<Sequential<Ms...>> {
   static_assert(sizeof...(Ms) > 0, "lt::nn::Sequential needs at least one module");
   static_assert((std::is_base_of_v<Module, Ms> && ...), "lt::nn::Sequential holds lt::nn::Module types only");
 
  public:
+  /// Takes the modules by value (copies share their tensors).
   explicit Sequential(Ms... modules) : modules_(std::move(modules)...) {
     std::apply([&](auto&... m) { this->register_modules(m...); }, modules_);
   }
 
-  /// The modules applied in order: the last one's result on the first one's input.
+  /// Passes x through each module in turn and returns the last one's output; each module's ops
+  /// name the line that called this.
   template <class X>
-  auto forward(X&& x) {
+  auto forward(X&& x, Site site = Site::current()) {
+    RecordingSite at(site);
     return std::apply([&](auto&... m) { return chain(std::forward<X>(x), m...); }, modules_);
   }
 
   /// The i-th module, with its own type.
   template <std::size_t I>
   auto& get() { return std::get<I>(modules_); }
+  /// The i-th module, with its own type.
   template <std::size_t I>
   const auto& get() const { return std::get<I>(modules_); }
+  /// The number of modules.
   static constexpr std::size_t size() { return sizeof...(Ms); }
 
  private:

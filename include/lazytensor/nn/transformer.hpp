@@ -10,19 +10,27 @@
 
 namespace lt::nn {
 
-/// TransformerEncoderLayer's options, PyTorch's defaults.
+/// Options of TransformerEncoderLayer, as PyTorch's keyword arguments.
 struct TransformerEncoderLayerOptions {
-  std::int64_t dim_feedforward = 2048;  ///< the feed-forward block's hidden width
-  double dropout = 0.1;                 ///< after attention, inside and after the feed-forward block
-  std::string activation = "relu";      ///< "relu" or "gelu"
+  /// Width of the feed-forward network's hidden layer.
+  std::int64_t dim_feedforward = 2048;
+  /// Dropout probability of the attention and the feed-forward network.
+  double dropout = 0.1;
+  /// The feed-forward network's activation: "relu" or "gelu".
+  std::string activation = "relu";
+  /// The layer norms' epsilon.
   double layer_norm_eps = 1e-5;
-  bool batch_first = false;  ///< inputs [N, S, E] rather than [S, N, E], as PyTorch's default
-  bool norm_first = false;   ///< LayerNorm before each block rather than after its residual
+  /// Inputs [N, S, E] rather than [S, N, E] (PyTorch's default).
+  bool batch_first = false;
+  /// Layer norm before the attention and the feed-forward network (pre-norm) rather than after.
+  bool norm_first = false;
 };
 
-/// torch.nn.TransformerEncoderLayer: self-attention and a feed-forward block.
+/// One encoder layer, self-attention then a feed-forward network, each with a residual and a layer norm, as
+/// torch.nn.TransformerEncoderLayer.
 class TransformerEncoderLayer : public Callable<TransformerEncoderLayer> {
  public:
+  /// A layer of width `d_model` with `nhead` heads; raises lt::Error for an unknown activation.
   TransformerEncoderLayer(std::int64_t d_model, std::int64_t nhead, TransformerEncoderLayerOptions options = {})
       : options(options),
         self_attn(d_model, nhead, {.dropout = options.dropout, .batch_first = options.batch_first}),
@@ -40,7 +48,8 @@ class TransformerEncoderLayer : public Callable<TransformerEncoderLayer> {
 
   /// src [N, S, E] (batch_first) or [S, N, E]; masks as MultiheadAttention's.
   Tensor forward(const Tensor& src, const std::optional<Tensor>& src_mask = {},
-                 const std::optional<Tensor>& src_key_padding_mask = {}) {
+                 const std::optional<Tensor>& src_key_padding_mask = {}, Site site = Site::current()) {
+    RecordingSite at(site);
     Tensor x = src;
     if (options.norm_first) {
       x = x + self_attention(norm1(x), src_mask, src_key_padding_mask);
@@ -51,18 +60,28 @@ class TransformerEncoderLayer : public Callable<TransformerEncoderLayer> {
     }
     return x;
   }
-
   /// forward(): spelled out, not forwarded, so that `{}` may stand for a mask left out.
   Tensor operator()(const Tensor& src, const std::optional<Tensor>& src_mask = {},
-                    const std::optional<Tensor>& src_key_padding_mask = {}) {
-    return forward(src, src_mask, src_key_padding_mask);
+                    const std::optional<Tensor>& src_key_padding_mask = {}, Site site = Site::current()) {
+    return forward(src, src_mask, src_key_padding_mask, site);
   }
 
+  /// The options it was made with.
   TransformerEncoderLayerOptions options;
+  /// The self-attention block.
   MultiheadAttention self_attn;
+  /// @{
+  /// The feed-forward network: d_model -> dim_feedforward -> d_model.
   Linear linear1, linear2;
+  /// @}
+  /// @{
+  /// The layer norms after (or, with norm_first, before) the attention and the feed-forward blocks.
   LayerNorm norm1, norm2;
+  /// @}
+  /// @{
+  /// Dropout inside the feed-forward network and on each block's output.
   Dropout dropout, dropout1, dropout2;
+  /// @}
 
  private:
   Tensor self_attention(const Tensor& x, const std::optional<Tensor>& mask, const std::optional<Tensor>& padding) {

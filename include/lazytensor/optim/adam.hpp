@@ -4,10 +4,17 @@
 
 namespace lt::optim {
 
+/// Options of Adam and AdamW, as PyTorch's keyword arguments.
 struct AdamOptions {
+  /// The learning rate.
   double lr = 1e-3;
+  /// @{
+  /// Decay rates of the running means of the gradient and of its square.
   double beta1 = 0.9, beta2 = 0.999;
+  /// @}
+  /// Added to the square root of the second moment, for stability.
   double eps = 1e-8;
+  /// Weight decay: L2 in Adam, decoupled in AdamW.
   double weight_decay = 0.0;
 };
 
@@ -91,9 +98,12 @@ class AdamBase : public Optimizer {
 /// Adam; weight_decay adds weight_decay * p to the gradient (L2 regularisation).
 class Adam : public detail::AdamBase {
  public:
+  /// Optimizes `params` (leaf tensors that require grad); raises lt::Error for a negative rate or an invalid
+  /// option.
   Adam(std::vector<Tensor> params, AdamOptions options = {}) : AdamBase("Adam", std::move(params), options, false) {}
 };
 
+/// AdamW's defaults: those of Adam with weight_decay 0.01, as in PyTorch.
 struct AdamWOptions : AdamOptions {
   AdamWOptions() { weight_decay = 1e-2; }
 };
@@ -101,6 +111,8 @@ struct AdamWOptions : AdamOptions {
 /// AdamW: the weight decay shrinks p by lr * weight_decay before the Adam step.
 class AdamW : public detail::AdamBase {
  public:
+  /// Optimizes `params`. The default options are AdamWOptions (weight_decay 0.01); a braced `{.lr = ...}`
+  /// makes an AdamOptions, whose weight_decay is 0 unless given.
   AdamW(std::vector<Tensor> params, AdamOptions options = AdamWOptions{})
       : AdamBase("AdamW", std::move(params), options, true) {}
 };

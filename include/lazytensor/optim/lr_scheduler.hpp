@@ -20,8 +20,11 @@ using SchedulerState = Hyperparameters;
 class LRScheduler {
  public:
   virtual ~LRScheduler() = default;
+  /// Advances the schedule by one (epoch or step) and sets the optimizer's rate for the next one.
   virtual void step() = 0;
+  /// How many times step() has run (PyTorch's last_epoch).
   virtual long last_epoch() const = 0;
+  /// The schedule's state in PyTorch's names, for checkpoints.
   virtual SchedulerState state_dict() const = 0;
   /// Restores a state_dict() of a schedule of the same kind; a state that does not fit raises
   /// lt::Error and changes nothing. The optimizer's rate is left to the optimizer's state.
@@ -41,16 +44,21 @@ inline long whole_number(std::string_view who, const GroupReader& state, const s
 /// lr = base_lr * gamma ^ floor(epoch / step_size).
 class StepLR : public LRScheduler {
  public:
+  /// Decays `optimizer`'s current rate by `gamma` every `step_size` calls of step(); raises lt::Error for
+  /// step_size <= 0.
   StepLR(Optimizer& optimizer, long step_size, double gamma = 0.1)
       : opt_(optimizer), base_lr_(optimizer.lr()), step_size_(step_size), gamma_(gamma) {
     LT_CHECK(step_size > 0, "StepLR: step_size must be positive, got ", step_size);
   }
+  /// Counts one epoch and sets the rate from the closed form.
   void step() override {
     ++epoch_;
     opt_.set_lr(base_lr_ * std::pow(gamma_, static_cast<double>(epoch_ / step_size_)));
   }
+  /// How many times step() has run.
   long last_epoch() const override { return epoch_; }
 
+  /// base_lrs, last_epoch, _last_lr, step_size and gamma, as PyTorch names them.
   SchedulerState state_dict() const override {
     return {{"step_size", static_cast<double>(step_size_)},
             {"gamma", gamma_},
@@ -84,18 +92,23 @@ class StepLR : public LRScheduler {
 /// as PyTorch's closed form).
 class CosineAnnealingLR : public LRScheduler {
  public:
+  /// Anneals `optimizer`'s current rate down to `eta_min` over `t_max` calls of step(); raises lt::Error for
+  /// t_max <= 0 or eta_min < 0.
   CosineAnnealingLR(Optimizer& optimizer, long t_max, double eta_min = 0.0)
       : opt_(optimizer), base_lr_(optimizer.lr()), t_max_(t_max), eta_min_(eta_min) {
     LT_CHECK(t_max > 0, "CosineAnnealingLR: t_max must be positive, got ", t_max);
     LT_CHECK(eta_min >= 0, "CosineAnnealingLR: eta_min must not be negative, got ", eta_min);
   }
+  /// Counts one step and sets the rate from the closed form.
   void step() override {
     ++t_;
     double c = std::cos(std::numbers::pi * static_cast<double>(t_) / static_cast<double>(t_max_));
     opt_.set_lr(eta_min_ + (base_lr_ - eta_min_) * (1 + c) / 2);
   }
+  /// How many times step() has run.
   long last_epoch() const override { return t_; }
 
+  /// base_lrs, last_epoch, _last_lr, T_max and eta_min, as PyTorch names them.
   SchedulerState state_dict() const override {
     return {{"T_max", static_cast<double>(t_max_)},
             {"eta_min", eta_min_},

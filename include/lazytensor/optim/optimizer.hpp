@@ -18,8 +18,12 @@
 
 namespace lt::optim {
 
+/// The base of optimizers: the parameters it updates, its learning rate and its step count. An update is
+/// recorded, not run: on a lazy device the next barrier runs it with the step.
 class Optimizer {
  public:
+  /// Checks that each parameter is a leaf that requires grad and that `lr` is not negative (lt::Error naming
+  /// `name` otherwise).
   Optimizer(std::string_view name, std::vector<Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
     LT_CHECK(lr >= 0, name, ": the learning rate must not be negative, got ", lr);
     for (const Tensor& p : params_)
@@ -31,8 +35,9 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
   virtual ~Optimizer() = default;
 
-  /// Applies one update to every parameter that has a gradient.
-  void step() {
+  /// Applies one update to every parameter that has a gradient; its ops name the line calling it.
+  void step(Site site = Site::current()) {
+    RecordingSite at(site);
     no_grad guard;
     ++steps_;
     for (std::size_t k = 0; k < params_.size(); ++k)
@@ -40,16 +45,22 @@ class Optimizer {
   }
 
   /// Drops the gradients (PyTorch's set_to_none=True, the default): the next backward() sets
-  /// them afresh. With set_to_none false each defined gradient is set to zeros in place.
-  void zero_grad(bool set_to_none = true) {
+  /// them afresh. With set_to_none false each defined gradient is set to zeros in place, ops
+  /// that name the line calling it.
+  void zero_grad(bool set_to_none = true, Site site = Site::current()) {
+    RecordingSite at(site);
     for (Tensor& p : params_) ::lt::detail::reset_grad(p, set_to_none);
   }
 
+  /// The current learning rate.
   double lr() const { return lr_; }
+  /// Sets the learning rate (a value of the plan, so it compiles nothing unless it becomes 0 or 1); raises
+  /// lt::Error if negative.
   void set_lr(double lr) {
     LT_CHECK(lr >= 0, "set_lr: the learning rate must not be negative, got ", lr);
     lr_ = lr;
   }
+  /// The parameters it updates, in the order given.
   const std::vector<Tensor>& parameters() const { return params_; }
   /// Calls of step() so far (restored by load_state_dict where the state holds it).
   long steps() const { return steps_; }
@@ -70,6 +81,7 @@ class Optimizer {
   }
 
  protected:
+  /// Sets the count of steps taken, for an optimizer restoring its state.
   void set_steps(long steps) { steps_ = steps; }
   /// The one param group, over every parameter, with `options`.
   ParamGroup group(Hyperparameters options) const {

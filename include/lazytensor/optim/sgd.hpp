@@ -5,21 +5,31 @@
 
 namespace lt::optim {
 
+/// Options of SGD, as PyTorch's keyword arguments.
 struct SGDOptions {
+  /// The learning rate.
   double lr = 0.01;
+  /// Momentum factor; 0 keeps no momentum buffer.
   double momentum = 0.0;
+  /// Dampening of the gradient's share of the momentum.
   double dampening = 0.0;
+  /// L2 penalty: weight_decay * p is added to the gradient.
   double weight_decay = 0.0;
+  /// Nesterov momentum (needs momentum > 0 and dampening 0).
   bool nesterov = false;
 };
 
+/// Stochastic gradient descent with momentum, dampening, Nesterov and weight decay, with PyTorch's update
+/// rule.
 class SGD : public Optimizer {
  public:
+  /// Optimizes `params` (leaf tensors that require grad); raises lt::Error for invalid options.
   SGD(std::vector<Tensor> params, SGDOptions options = {})
       : Optimizer("SGD", std::move(params), options.lr), options(options), momentum_(parameters().size()) {
     check(options);
   }
 
+  /// The options it was made with; the rate in use is lr(), which schedules change.
   SGDOptions options;  // lr lives in the optimizer (lr(), set_lr())
 
   /// PyTorch's layout: state {i: {"momentum_buffer"}} for the parameters that have one, and a

@@ -17,20 +17,26 @@ namespace lt::optim {
 
 /// A hyper-parameter as PyTorch keeps it: a number, a flag, or a tuple of numbers (betas).
 using Hyperparameter = std::variant<double, bool, std::vector<double>>;
+/// Hyper-parameters by name.
 using Hyperparameters = std::map<std::string, Hyperparameter>;
 
 /// One of PyTorch's param_groups: hyper-parameters by name ("lr", "momentum", "betas", ...)
 /// and the indices of its parameters.
 struct ParamGroup {
+  /// The group's hyper-parameters by name.
   Hyperparameters options;
+  /// Indices of the group's parameters in the optimizer's order.
   std::vector<std::int64_t> params;
+  /// Equal when the hyper-parameters and indices are.
   friend bool operator==(const ParamGroup&, const ParamGroup&) = default;
 };
 
 /// Per-parameter state by parameter index ("momentum_buffer"; "step", "exp_avg",
 /// "exp_avg_sq"), then the param groups. lazytensor's optimizers hold one group.
 struct OptimizerState {
+  /// Each parameter's state tensors by name, by parameter index.
   std::map<std::int64_t, std::map<std::string, Tensor>> state;
+  /// The param groups; one for lazytensor's optimizers.
   std::vector<ParamGroup> param_groups;
 };
 

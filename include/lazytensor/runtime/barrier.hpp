@@ -50,7 +50,7 @@ struct PreparedStep {
 inline void start_flow(PreparedStep& p) {
   if (!profiler::detail::on()) return;
   p.flow = profiler::detail::next_flow_id();
-  profiler::detail::record_flow(p.flow, true, {}, profiler::detail::now_ns());
+  if (!profiler::detail::record_flow(p.flow, true, {}, profiler::detail::now_ns())) p.flow = 0;
 }
 
 /// On the barrier's thread: walks the graph of `roots` and looks up its plan. A cached plan is

@@ -6,6 +6,8 @@
 
 namespace lt {
 
+/// A scope (RAII, per thread) in which a barrier or read whose graph would compile raises lt::Error, saying
+/// why, instead of compiling: `{ lt::expect_cached guard; step(); }`.
 class expect_cached {
  public:
   expect_cached() { ++detail::expect_cached_depth; }

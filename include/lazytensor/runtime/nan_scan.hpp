@@ -41,6 +41,6 @@ inline void check_finite(const Schedule& s, int position, const Array& a) {
   const std::span<const int> inputs = s.inputs[static_cast<std::size_t>(position)];
   for (std::size_t k = 0; k < n.inputs.size() && k < inputs.size(); ++k) number.emplace(n.inputs[k].get(), inputs[k]);
   fail("check_nan: ", debug::detail::node_text(n, number), " produced ", std::isnan(bad) ? "a NaN" : "an infinity",
-       " at element ", at, " (LT_CHECK_NAN)");
+       " at element ", at, debug::detail::recorded_at(n), " (LT_CHECK_NAN)");
 }
 }  // namespace lt::detail

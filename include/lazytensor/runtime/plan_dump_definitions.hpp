@@ -48,6 +48,8 @@ inline std::string value_home(const DumpedPlan& d, int p) {
 }
 
 inline std::string node_text(const DumpedPlan& d, const Node& n) { return node_text(n, d.number); }
+/// "  # train.cpp:42": the line that recorded `n`, after what a dump says of it (else nothing).
+inline std::string site_note(const Node& n) { return known(n.site) ? "  # " + site_text(n.site) : std::string(); }
 
 inline const char* role_text(MemberRole r) {
   switch (r) {
@@ -77,7 +79,7 @@ std::string plan_text(const std::vector<Tensor>& tensors) {
     if (step.group < 0) {
       const Node& n = node_at(step.position);
       os << (n.op->view != nullptr ? "view " : "kernel ") << ++k << ": " << detail::node_text(d, n) << "  -> "
-         << detail::value_home(d, step.position) << "\n";
+         << detail::value_home(d, step.position) << detail::site_note(n) << "\n";
       continue;
     }
     const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
@@ -87,7 +89,7 @@ std::string plan_text(const std::vector<Tensor>& tensors) {
     os << "\n";
     for (const GroupMember& m : g.members)
       os << "    " << detail::node_text(d, node_at(m.position)) << "  [" << detail::role_text(m.role) << "] -> "
-         << detail::value_home(d, m.position) << "\n";
+         << detail::value_home(d, m.position) << detail::site_note(node_at(m.position)) << "\n";
     if (!g.externals.empty()) {
       os << "    reads";
       for (const GroupExternal& e : g.externals)
@@ -101,7 +103,9 @@ std::string plan_text(const std::vector<Tensor>& tensors) {
 std::string plan_dot(const std::vector<Tensor>& tensors) {
   const detail::DumpedPlan d = detail::dumped_plan(tensors);
   auto label = [&](int p) {
-    std::string text = detail::node_text(d, *d.schedule.order[static_cast<std::size_t>(p)]) + "\\n" + detail::value_home(d, p);
+    const Node& n = *d.schedule.order[static_cast<std::size_t>(p)];
+    std::string text = detail::node_text(d, n) + "\\n" + detail::value_home(d, p);
+    if (known(n.site)) text += "\\n" + site_text(n.site);
     std::string escaped;
     for (char c : text) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
     return escaped;

@@ -17,6 +17,7 @@
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/runtime/fault_site.hpp"
 #include "lazytensor/runtime/product_group.hpp"
 #include "lazytensor/runtime/profile_kernel.hpp"
 #include "lazytensor/runtime/profiler_events.hpp"
@@ -142,7 +143,11 @@ inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g,
         bool widen = m.role == MemberRole::full && g.members[static_cast<std::size_t>(k)].role == MemberRole::row && row > 1;
         args.push_back(widen ? tile_view(in.data, in.dtype, rows, row, true) : in);
       }
-      n.op->kernel(args, out, n.op->kind == OpKind::reduction ? member_attrs[i] : n.attrs);
+      try {
+        n.op->kernel(args, out, n.op->kind == OpKind::reduction ? member_attrs[i] : n.attrs);
+      } catch (const Error&) {
+        raise_recorded_at(n);
+      }
       member_views.push_back(out);
     }
     });
@@ -230,11 +235,15 @@ inline std::vector<Array> run_plan(const Plan& plan, const Schedule& s) {
     const Node& n = *s.order[static_cast<std::size_t>(step.position)];
     args.clear();
     for (int q : s.inputs[static_cast<std::size_t>(step.position)]) args.push_back(values[static_cast<std::size_t>(q)]);
-    if (plan.arena_offset[static_cast<std::size_t>(step.position)] >= 0) {
-      Array into = detail::output_array(plan, arena, step.position);
-      values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta, &into);
-    } else {
-      values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta);
+    try {
+      if (plan.arena_offset[static_cast<std::size_t>(step.position)] >= 0) {
+        Array into = detail::output_array(plan, arena, step.position);
+        values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta, &into);
+      } else {
+        values[static_cast<std::size_t>(step.position)] = execute_op(*n.op, args, n.attrs, n.meta);
+      }
+    } catch (const Error&) {
+      detail::raise_recorded_at(n);
     }
     release_inputs(step.position);
   }

@@ -16,6 +16,7 @@
 #include "lazytensor/compile/plan.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
+#include "lazytensor/runtime/fault_site.hpp"
 
 namespace lt::detail {
 
@@ -173,7 +174,11 @@ class EpilogueSink final : public TileSink {
       args.clear();
       for (int k : m.inputs)
         args.push_back(k < 0 ? external_views[static_cast<std::size_t>(-1 - k)] : member_views[static_cast<std::size_t>(k)]);
-      n.op->kernel(args, out, n.attrs);
+      try {
+        n.op->kernel(args, out, n.attrs);
+      } catch (const Error&) {
+        raise_recorded_at(n);
+      }
       if (m.role == MemberRole::full && materialized(m) && !into_output) {
         const View& whole = values_[static_cast<std::size_t>(m.position)].view;
         const std::size_t row_bytes = static_cast<std::size_t>(cols) * itemsize(n.meta.dtype);
@@ -211,7 +216,11 @@ inline void run_product_group(const Plan& plan, const Schedule& s, const FusionG
     metas.push_back(s.order[static_cast<std::size_t>(e.position)]->meta);
   }
   EpilogueSink sink(plan, s, g, values, n.op->tiled->geometry(metas, n.meta));
-  n.op->tiled->run(in, n.meta, n.attrs, sink);
+  try {
+    n.op->tiled->run(in, n.meta, n.attrs, sink);
+  } catch (const Error&) {
+    raise_recorded_at(n);  // the product's own fault: an epilogue's names its member already
+  }
 }
 
 }  // namespace lt::detail

@@ -14,10 +14,15 @@
 
 namespace lt::profiler {
 
+/// The most events a recording keeps unless told otherwise: LT_PROFILE_MAX_EVENTS, else
+/// 250,000 (a trace of about 40 MB: an event takes some 160 bytes of JSON); 0: no limit.
+std::size_t default_max_events();
+
 /// Starts recording, to be written to `path` (a Chrome trace event JSON file) by stop().
 /// LT_PROFILE=path profiles a whole program from its start to its exit. Raises lt::Error when a
-/// recording is under way already.
-void start(const std::string& path);
+/// recording is under way already. The recording keeps its first `max_events` events (0: all)
+/// and drops later ones: the file's "otherData" says how many, and summary() that it is partial.
+void start(const std::string& path, std::size_t max_events = default_max_events());
 
 /// Waits for the queued steps, ends the recording and writes its file (lt::Error if it cannot
 /// be written). Nothing happens when no recording is under way.
@@ -28,13 +33,17 @@ inline bool active() { return detail::on(); }
 
 /// The kernels of the latest recording (the one under way, else the last stopped), slowest in
 /// total first: calls, total and mean time, and the GB/s and GFLOP/s each achieved. At most
-/// `top` rows.
+/// `top` rows. A recording that dropped events past its limit says so: its table counts the
+/// kernels of the events it kept.
 std::string summary(std::size_t top = 15);
 
 /// Records from construction to destruction: start(path), then stop().
 class Recording {
  public:
-  explicit Recording(const std::string& path) { start(path); }
+  /// Starts recording into the Chrome trace file `path`.
+  explicit Recording(const std::string& path, std::size_t max_events = default_max_events()) {
+    start(path, max_events);
+  }
   ~Recording() { stop(); }
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;

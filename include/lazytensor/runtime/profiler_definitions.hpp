@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lazytensor/core/env.hpp"
 #include "lazytensor/core/error.hpp"
 #include "lazytensor/runtime/profiler.hpp"
 #include "lazytensor/runtime/step_queue.hpp"
@@ -43,12 +44,19 @@ struct ThreadLog {
   int host_thread = 0;        // numbered from 1 in order of first record
 };
 
+/// How many events a recording kept at most, and how many it dropped past that.
+struct Limit {
+  std::uint64_t max_events = 0;  // 0: no limit
+  std::uint64_t dropped = 0;
+};
+
 struct Logs {
   std::mutex mu;
   std::vector<std::shared_ptr<ThreadLog>> threads;  // guarded by mu; kept after a thread ends
   std::string path;                                 // the recording under way's
   std::int64_t origin_ns = 0;
   std::vector<Event> last;  // the last stopped recording's events, for summary()
+  Limit last_limit;         // and its limit
 };
 inline Logs& logs() {
   static Logs l;
@@ -80,14 +88,18 @@ void record_span(SpanRecord&& span) {
 }
 
 void record_counter(int device, const char* name, double value) {
-  if (!on()) return;
+  if (!on() || !take_slot()) return;
   append(Event{'C', SpanRecord{name, "counter", now_ns(), 0, device_steps(device), {}, nullptr}, 0, value, 0});
 }
 
-void record_flow(std::uint64_t id, bool starts, Track track, std::int64_t at_ns) {
-  if (!on()) return;
+bool record_flow(std::uint64_t id, bool starts, Track track, std::int64_t at_ns) {
+  if (!on() || (starts && !take_slot())) return false;  // an end always has its start's slot
   append(Event{starts ? 's' : 'f', SpanRecord{"step", "step", at_ns, 0, track, {}, nullptr}, 0, 0, id});
+  return true;
 }
+
+/// The limit of the recording under way and what it dropped so far.
+inline Limit current_limit() { return {max_events.load(std::memory_order_relaxed), dropped_so_far()}; }
 
 /// Takes every thread's events, oldest first.
 inline std::vector<Event> take_events() {
@@ -125,7 +137,7 @@ inline nlohmann::json metadata(const char* what, int pid, int tid, const std::st
   return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
 }
 
-inline nlohmann::json trace_json(const std::vector<Event>& events, std::int64_t origin_ns) {
+inline nlohmann::json trace_json(const std::vector<Event>& events, std::int64_t origin_ns, const Limit& limit) {
   auto micros = [&](std::int64_t ns) { return static_cast<double>(ns - origin_ns) * 1e-3; };
   nlohmann::json list = nlohmann::json::array();
   std::set<int> host_threads, devices;
@@ -166,7 +178,9 @@ inline nlohmann::json trace_json(const std::vector<Event>& events, std::int64_t 
     list.push_back(metadata("thread_name", device_pid(d), steps_tid, "steps"));
     list.push_back(metadata("thread_name", device_pid(d), tracing_tid, "tracing"));
   }
-  return {{"traceEvents", std::move(list)}, {"displayTimeUnit", "ms"}};
+  // The format's place for metadata: a viewer shows it beside the trace.
+  nlohmann::json other = {{"max_events", limit.max_events}, {"dropped_events", limit.dropped}};
+  return {{"traceEvents", std::move(list)}, {"displayTimeUnit", "ms"}, {"otherData", std::move(other)}};
 }
 
 /// Ends the recording and writes its file; `wait`: first let the queued steps finish, so that
@@ -176,6 +190,7 @@ inline void finish(bool wait) {
   if (!on()) return;
   if (wait) lt::detail::wait_all_steps();
   recording.store(false, std::memory_order_relaxed);
+  const Limit limit = current_limit();
   std::vector<Event> events = take_events();
   std::string path;
   std::int64_t origin = 0;
@@ -184,11 +199,16 @@ inline void finish(bool wait) {
     path = std::move(l.path);
     origin = l.origin_ns;
   }
-  const std::string text = trace_json(events, origin).dump();
+  const std::string text = trace_json(events, origin, limit).dump();
   {
     std::lock_guard lock(l.mu);
     l.last = std::move(events);
+    l.last_limit = limit;
   }
+  if (limit.dropped > 0)
+    std::fprintf(stderr, "lazytensor: profiler: the trace %s kept its first %llu events and dropped %llu"
+                 " (LT_PROFILE_MAX_EVENTS)\n", path.c_str(), static_cast<unsigned long long>(limit.max_events),
+                 static_cast<unsigned long long>(limit.dropped));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
@@ -215,7 +235,12 @@ RecordFromEnvironment record_from_environment;
 
 namespace lt::profiler {
 
-void start(const std::string& path) {
+std::size_t default_max_events() {
+  static const std::size_t n = static_cast<std::size_t>(lt::detail::env_count("LT_PROFILE_MAX_EVENTS", 250'000));
+  return n;
+}
+
+void start(const std::string& path, std::size_t max_events) {
   detail::Logs& l = detail::logs();
   std::lock_guard lock(l.mu);
   LT_CHECK(!detail::on(), "profiler: a recording is under way already (to ", l.path, ")");
@@ -226,6 +251,8 @@ void start(const std::string& path) {
   }
   l.path = path;
   l.origin_ns = detail::now_ns();
+  detail::max_events.store(max_events, std::memory_order_relaxed);
+  detail::events_asked.store(0, std::memory_order_relaxed);
   detail::recording.store(true, std::memory_order_relaxed);
 }
 

@@ -18,6 +18,25 @@ namespace lt::profiler::detail {
 inline std::atomic<bool> recording{false};
 inline bool on() { return recording.load(std::memory_order_relaxed); }
 
+// A recording keeps at most max_events events (0: no limit) and drops the rest, counted: a
+// long program's trace stays a file a viewer opens. Each event takes its slot where it begins,
+// so a span whose start was kept is kept whole, and an arrow's end goes with its start.
+inline std::atomic<std::uint64_t> max_events{0};
+inline std::atomic<std::uint64_t> events_asked{0};  // slots asked for in the recording under way
+
+/// A slot for one more event of the recording under way; false once it is full (the event
+/// is dropped, and counted).
+inline bool take_slot() {
+  const std::uint64_t cap = max_events.load(std::memory_order_relaxed);
+  return events_asked.fetch_add(1, std::memory_order_relaxed) < cap || cap == 0;
+}
+/// The events the recording under way has dropped so far.
+inline std::uint64_t dropped_so_far() {
+  const std::uint64_t cap = max_events.load(std::memory_order_relaxed);
+  const std::uint64_t asked = events_asked.load(std::memory_order_relaxed);
+  return cap != 0 && asked > cap ? asked - cap : 0;
+}
+
 inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -57,12 +76,14 @@ struct SpanRecord {
   std::shared_ptr<const SpanNote> note;  // where set, the name, category and arguments
 };
 
+/// Appends a span whose slot was taken (take_slot) when it began.
 void record_span(SpanRecord&& span);
-/// Counter `name` of lazy device `device` reads `value` from now on.
+/// Counter `name` of lazy device `device` reads `value` from now on (unless the recording is full).
 void record_counter(int device, const char* name, double value);
 /// One end of the arrow `id`: its start on this thread's track (inside the barrier that queues a
-/// step), its end on the device's step track (where the step's execute span starts).
-void record_flow(std::uint64_t id, bool starts, Track track, std::int64_t at_ns);
+/// step), its end on the device's step track (where the step's execute span starts). A start
+/// returns false when the recording is full and drops it: record no end for it then.
+bool record_flow(std::uint64_t id, bool starts, Track track, std::int64_t at_ns);
 
 inline std::uint64_t next_flow_id() {
   static std::atomic<std::uint64_t> n{0};
@@ -70,11 +91,11 @@ inline std::uint64_t next_flow_id() {
 }
 
 /// A span from construction to destruction, recorded only when a recording was under way at
-/// its start.
+/// its start and had room for it.
 class Span {
  public:
   Span(std::string_view name, const char* category, Track track = {}) {
-    if (!on()) return;
+    if (!on() || !take_slot()) return;
     record_.emplace(SpanRecord{std::string(name), category, now_ns(), 0, track, {}, nullptr});
   }
   ~Span() { end(); }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lazytensor/runtime/profiler_definitions.hpp"
@@ -18,17 +19,17 @@ struct KernelRow {
   bool flops_known = true;
 };
 
-/// The events of the recording under way (a copy), else of the last one stopped.
-inline std::vector<Event> latest_events() {
+/// The events of the recording under way (a copy), else of the last one stopped, and its limit.
+inline std::pair<std::vector<Event>, Limit> latest_events() {
   Logs& l = logs();
   std::lock_guard lock(l.mu);
-  if (!on()) return l.last;
+  if (!on()) return {l.last, l.last_limit};
   std::vector<Event> all;
   for (const auto& t : l.threads) {
     std::lock_guard tl(t->mu);
     all.insert(all.end(), t->events.begin(), t->events.end());
   }
-  return all;
+  return {std::move(all), current_limit()};
 }
 
 /// One row per kernel name (a fused group's name lists its ops and their count), slowest in
@@ -61,11 +62,15 @@ inline std::vector<KernelRow> kernel_rows(const std::vector<Event>& events) {
 namespace lt::profiler {
 
 std::string summary(std::size_t top) {
-  const std::vector<detail::KernelRow> rows = detail::kernel_rows(detail::latest_events());
+  const auto [events, limit] = detail::latest_events();
+  const std::vector<detail::KernelRow> rows = detail::kernel_rows(events);
   double total = 0;
   for (const auto& r : rows) total += r.seconds;
   std::string out = "Kernels by total time (" + std::to_string(rows.size()) + " kinds, " +
                     lt::metrics::detail::format_seconds(total) + " in all)\n";
+  if (limit.dropped > 0)
+    out += "Partial: the recording kept its first " + std::to_string(limit.max_events) + " events and dropped " +
+           std::to_string(limit.dropped) + " (LT_PROFILE_MAX_EVENTS); the table counts the kept ones\n";
   char line[256];
   std::snprintf(line, sizeof line, "%10s %6s %8s %10s %10s %9s  %s\n", "total", "share", "calls", "mean", "GB/s",
                 "GFLOP/s", "kernel");

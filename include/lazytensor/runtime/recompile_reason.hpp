@@ -15,6 +15,7 @@
 #include "lazytensor/ops/registry.hpp"
 #include "lazytensor/runtime/api.hpp"
 #include "lazytensor/runtime/plan_cache.hpp"
+#include "lazytensor/trace/debug.hpp"
 
 namespace lt {
 
@@ -59,11 +60,11 @@ inline std::string difference_text(const Plan& plan, const Schedule& s, int p) {
   }
   const Node& node = *s.order[at];
   const PlanNode& want = plan.nodes[at];
-  std::string what = concat("%", p, " = ", node.op->name, " ", meta_text(node.meta));
+  std::string what = concat("%", p, " = ", node.op->name, " ", meta_text(node.meta), debug::detail::recorded_at(node));
   // Who reads it: an input's shape shows up first at the leaf, the op is what users wrote.
   for (std::size_t q = at + 1; q < s.order.size(); ++q)
     if (std::ranges::find(s.inputs[q], p) != s.inputs[q].end()) {
-      what += concat(" (read by %", q, " = ", s.order[q]->op->name, ")");
+      what += concat(" (read by %", q, " = ", s.order[q]->op->name, debug::detail::recorded_at(*s.order[q]), ")");
       break;
     }
   if (node.op->id != want.op) return concat(what, ": the cached graph has ", op_name(want.op), " there");

@@ -6,6 +6,7 @@
 
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/compile/schedule.hpp"
+#include "lazytensor/runtime/fault_site.hpp"
 
 namespace lt {
 
@@ -23,7 +24,11 @@ inline std::vector<Array> run_schedule(Schedule s, void (*made)(const Schedule& 
     }
     args.clear();
     for (int p : s.inputs[k]) args.push_back(values[static_cast<std::size_t>(p)]);
-    values[k] = execute_op(*n.op, args, n.attrs, n.meta);
+    try {
+      values[k] = execute_op(*n.op, args, n.attrs, n.meta);
+    } catch (const Error&) {
+      detail::raise_recorded_at(n);
+    }
     if (made != nullptr) made(s, static_cast<int>(k), values[k]);
     for (int p : s.inputs[k])
       if (--s.uses[static_cast<std::size_t>(p)] == 0) values[static_cast<std::size_t>(p)] = {};

@@ -13,6 +13,7 @@
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/runtime/fault_site.hpp"
 #include "lazytensor/runtime/row_loop_class.hpp"
 #include "lazytensor/runtime/value_runs.hpp"
 
@@ -106,25 +107,30 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
                              reinterpret_cast<T*>(base + e.scratch));
     });
   }
-  for (std::size_t i = 0; i < members_.size(); ++i) {
-    const Member& m = members_[i];
-    if (prefetch) prefetch_share(ahead, i);
-    if (m.constant) continue;
-    std::byte* out = m.out.in_tile(r0, base);
-    const std::span<const Input> ins = inputs_of(m);
-    if (m.one_call) {
-      const void* src[max_inputs];
-      for (std::size_t k = 0; k < ins.size(); ++k) src[k] = ins[k].place.in_tile(r0, base);
-      const auto map = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
-      if (m.stream_direct) {
-        map(m.kernel.state, src, m.streamed_to.in_tile(r0, base), rows * m.per, true);
-        continue;
+  std::size_t i = 0;  // the member running: a fault names the line that recorded it
+  try {
+    for (; i < members_.size(); ++i) {
+      const Member& m = members_[i];
+      if (prefetch) prefetch_share(ahead, i);
+      if (m.constant) continue;
+      std::byte* out = m.out.in_tile(r0, base);
+      const std::span<const Input> ins = inputs_of(m);
+      if (m.one_call) {
+        const void* src[max_inputs];
+        for (std::size_t k = 0; k < ins.size(); ++k) src[k] = ins[k].place.in_tile(r0, base);
+        const auto map = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
+        if (m.stream_direct) {
+          map(m.kernel.state, src, m.streamed_to.in_tile(r0, base), rows * m.per, true);
+          continue;
+        }
+        map(m.kernel.state, src, out, rows * m.per, false);
+      } else {
+        run_member(m, rows, r0, out, base);
       }
-      map(m.kernel.state, src, out, rows * m.per, false);
-    } else {
-      run_member(m, rows, r0, out, base);
+      if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_to.row_bytes * rows));
     }
-    if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_to.row_bytes * rows));
+  } catch (const Error&) {
+    raise_recorded_at(node(static_cast<int>(i)));
   }
 }
 

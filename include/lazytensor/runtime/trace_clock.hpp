@@ -92,7 +92,7 @@ class TraceClock {
   /// The profiler's span of the tracing since the last barrier, on the device's tracing track
   /// (a track of its own: it is not nested in the spans of the threads that trace).
   void note_tracing(int index, clock::time_point now, double traced) {
-    if (!profiler::detail::on()) return;
+    if (!profiler::detail::on() || !profiler::detail::take_slot()) return;
     using std::chrono::nanoseconds;
     profiler::detail::SpanRecord span{"tracing", "tracing",
                                       std::chrono::duration_cast<nanoseconds>(last_end_.time_since_epoch()).count(),

@@ -29,15 +29,20 @@ inline std::string attrs_text(const Attrs& a) {
 std::string fragment_text(const Node& n, const NodeIndex& number);
 /// One node as ir_text writes it, its inputs numbered by `number`: "%3 = add(%1, %2) f32[2, 2]".
 std::string node_text(const Node& n, const NodeIndex& number);
+/// ", recorded at train.cpp:42" for a node whose line is known, else nothing: for messages.
+inline std::string recorded_at(const Node& n) {
+  return known(n.site) ? ", recorded at " + site_text(n.site) : std::string();
+}
 }  // namespace detail
 
-/// The graph that computes `tensors`, one node per line:
-///   %2 = add(%0, %1) f32[2, 2]
-///   %3 = fragment{mul(relu(add(%0, %1)), 0.5)} f32[2, 2]
-/// Computed values appear as device_data leaves; eager tensors have no graph and are skipped.
+/// The graph that computes `tensors`, one node per line, each with the line that recorded it:
+///   %2 = add(%0, %1) f32[2, 2]  # examples/train.cpp:41
+///   %3 = fragment{mul(relu(add(%0, %1)), 0.5)} f32[2, 2]  # examples/train.cpp:42
+/// Computed values appear as device_data leaves (no line); eager tensors have no graph and are
+/// skipped.
 std::string ir_text(const std::vector<Tensor>& tensors);
 
-/// The same graph in Graphviz DOT.
+/// The same graph in Graphviz DOT, each node labelled with its op, type and line.
 std::string ir_dot(const std::vector<Tensor>& tensors);
 
 }  // namespace lt::debug

@@ -59,7 +59,11 @@ std::string ir_text(const std::vector<Tensor>& tensors) {
   NodeIndex number;
   std::ostringstream os;
   os << "IR {\n";
-  for (const Node* n : detail::topo_nodes(tensors, number)) os << "  " << detail::node_text(*n, number) << "\n";
+  for (const Node* n : detail::topo_nodes(tensors, number)) {
+    os << "  " << detail::node_text(*n, number);
+    if (known(n->site)) os << "  # " << site_text(n->site);
+    os << "\n";
+  }
   for (std::size_t k = 0; k < tensors.size(); ++k)
     if (auto* n = tensors[k].impl().node.get()) os << "  ROOT " << k << " = %" << number.at(n) << "\n";
   os << "}\n";
@@ -73,7 +77,9 @@ std::string ir_dot(const std::vector<Tensor>& tensors) {
   for (const Node* n : detail::topo_nodes(tensors, number)) {
     os << "  n" << number.at(n) << " [label=\"" << n->op->name;
     if (!n->op->body.empty()) os << "\\n" << detail::fragment_text(*n, number);
-    os << "\\n" << name(n->meta.dtype) << n->meta.shape << "\"];\n";
+    os << "\\n" << name(n->meta.dtype) << n->meta.shape;
+    if (known(n->site)) os << "\\n" << site_text(n->site);
+    os << "\"];\n";
     for (const NodePtr& in : n->inputs) os << "  n" << number.at(in.get()) << " -> n" << number.at(n) << ";\n";
   }
   os << "}\n";
@@ -95,9 +101,10 @@ Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& 
 }
 
 void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
-                      const Meta& out, Device device) {
+                      const Meta& out, Device device, const Site& site) {
   if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
       recording_hooks(inputs) != nullptr) {
+    RecordingSite at(site);
     dst = emit(op, inputs, std::move(attrs), out, device);
     return;
   }
@@ -111,7 +118,7 @@ void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tens
                              }
                              return inputs[k].impl().node;
                            }),
-                           out);
+                           out, site);
   NodePtr replaced;  // released after the rebind, which releases no last handle
   const bool rebound = lazy_context(device.index).rebind_unshared(dst.impl_ptr(), 1 + passing, [&](TensorImpl& t) __attribute__((always_inline)) {
     if (t.node.get() != old) return false;  // rebound meanwhile (a barrier): the new node names a stale input
@@ -124,6 +131,7 @@ void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tens
   if (rebound) return;
   if (own_at < inputs.size()) {
     if (state.node.get() != old) {
+      RecordingSite at(site);
       dst = emit(op, inputs, Attrs(node->attrs), out, device);
       return;
     }

@@ -103,7 +103,8 @@ inline NodeInputs input_nodes(std::span<const Tensor> inputs) {
 
 /// A tensor of lazy `device` whose value is `op` on `nodes`.
 inline Tensor lazy_result(const OpDesc& op, NodeInputs&& nodes, Attrs&& attrs, const Meta& out, Device device) {
-  return Tensor(detail::new_impl(device, out, make_node(op, std::move(attrs), std::move(nodes), out), {}));
+  NodePtr node = make_node(op, std::move(attrs), std::move(nodes), out, current_recording_site());
+  return Tensor(detail::new_impl(device, out, std::move(node), {}));
 }
 
 /// Appends `op` on checked `inputs` with result `out` to the lazy graph, or runs it now on the
@@ -143,9 +144,10 @@ namespace detail {
 /// nothing else holds that state, the state itself takes the new pending value: no state is
 /// made, listed, unlisted and freed for what is only a new value of the same variable. And
 /// where dst's old value is an input of the new one, the state's handle of the old node moves
-/// into the new node: its count, an atomic one, changes neither way.
+/// into the new node: its count, an atomic one, changes neither way. The node is recorded at
+/// `site`.
 void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
-                      const Meta& out, Device device);
+                      const Meta& out, Device device, const Site& site);
 }  // namespace detail
 
 /// Records `op` on `inputs` (all on one device) or, with no inputs, on `device`.

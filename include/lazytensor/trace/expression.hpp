@@ -21,12 +21,6 @@ namespace lt {
 
 namespace hana = boost::hana;
 
-/// A tensor or an expression: what elementwise functions need at least one of.
-template <class X>
-concept tensor_like = std::is_same_v<std::remove_cvref_t<X>, Tensor> || is_expr_v<std::remove_cvref_t<X>>;
-template <class X>
-concept elementwise_operand = tensor_like<X> || scalar_like<X>;
-
 namespace detail {
 
 struct NoAttrs {};
@@ -97,46 +91,84 @@ template <class E> Tensor commit(const E& e);
 template <const auto& Op, class... Operands>
 class [[nodiscard("an expression records nothing until it becomes a Tensor")]] Expr : public ElementwiseMethods<Expr<Op, Operands...>> {
  public:
+  /// The op at the root of the expression, a descriptor of the op table.
   static constexpr const auto& op = Op;
+  /// The op's operands: tensors, expressions and C++ scalars, held by value.
   hana::tuple<Operands...> operands;
+  /// The op's attributes (none for most ops).
   [[no_unique_address]] detail::attrs_storage<Op> attrs;
+  /// Shape, dtype, device and fusibility, checked as the expression was built.
   detail::ExprInfo info;
+  /// The line that wrote it: the node it becomes is recorded there.
+  Site site;
 
   /// Builds the operands in place from tensors, expressions and C++ scalars.
   template <class... Xs>
-  explicit Expr(detail::attrs_storage<Op> a, Xs&&... xs)
-      : operands(std::forward<Xs>(xs)...), attrs(std::move(a)), info(detail::check_expr<Op>(operands, attrs)) {}
+  explicit Expr(detail::attrs_storage<Op> a, const Site& at, Xs&&... xs)
+      : operands(std::forward<Xs>(xs)...),
+        attrs(std::move(a)),
+        info(detail::check_expr<Op>(operands, attrs)),
+        site(at) {}
 
   /// Records the expression: one fragment node (one primitive node for a single op).
   operator Tensor() const { return detail::commit(*this); }  // NOLINT: implicit on purpose
+  /// Records the expression and returns the Tensor, as the conversion does.
   Tensor eval() const { return *this; }
 
   // Known without recording anything.
+  /// The result's extents.
   const Shape& shape() const { return info.meta.shape; }
+  /// The result's element type.
   DType dtype() const { return info.meta.dtype; }
+  /// The operands' device.
   Device device() const { return info.device; }
+  /// The result's rank.
   int dim() const { return shape().rank(); }
+  /// The result's number of elements.
   std::int64_t numel() const { return shape().numel(); }
 
   // The common non-elementwise methods, for chains such as (a - b).abs().sum(); for any
   // other, convert first: Tensor(e) or e.eval().
+  /// Records the expression and reads its one value as T.
   template <class T> T item() const { return eval().template item<T>(); }
+  /// Records the expression and reads every value as T.
   template <class T> std::vector<T> to_vector() const { return eval().template to_vector<T>(); }
+  /// Records the expression and returns it on the cpu device.
   Tensor cpu() const { return eval().cpu(); }
+  /// Records the expression and moves it to device `d`.
   Tensor to(Device d) const { return eval().to(d); }
-  Tensor to(DType t) const { return eval().to(t); }
-  Tensor sum() const { return eval().sum(); }
-  Tensor sum(Dims dims, bool keepdim = false) const { return eval().sum(dims, keepdim); }
-  Tensor mean() const { return eval().mean(); }
-  Tensor mean(Dims dims, bool keepdim = false) const { return eval().mean(dims, keepdim); }
-  Tensor amax() const { return eval().amax(); }
-  Tensor amax(Dims dims, bool keepdim = false) const { return eval().amax(dims, keepdim); }
-  Tensor amin() const { return eval().amin(); }
-  Tensor amin(Dims dims, bool keepdim = false) const { return eval().amin(dims, keepdim); }
-  Tensor argmax() const { return eval().argmax(); }
-  Tensor argmin() const { return eval().argmin(); }
-  Tensor reshape(Shape shape) const { return eval().reshape(shape); }
-  Tensor matmul(const Tensor& other) const { return eval().matmul(other); }
+  /// The expression converted to dtype `t` (recorded).
+  Tensor to(DType t, Site at = Site::current()) const { return eval().to(t, at); }
+  /// Records the expression and sums every element.
+  Tensor sum(Site at = Site::current()) const { return eval().sum(at); }
+  /// Records the expression and sums over `dims`.
+  Tensor sum(Dims dims, bool keepdim = false, Site at = Site::current()) const { return eval().sum(dims, keepdim, at); }
+  /// Records the expression and takes the mean of every element.
+  Tensor mean(Site at = Site::current()) const { return eval().mean(at); }
+  /// Records the expression and takes the mean over `dims`.
+  Tensor mean(Dims dims, bool keepdim = false, Site at = Site::current()) const {
+    return eval().mean(dims, keepdim, at);
+  }
+  /// Records the expression and takes its largest element.
+  Tensor amax(Site at = Site::current()) const { return eval().amax(at); }
+  /// Records the expression and takes its largest elements over `dims`.
+  Tensor amax(Dims dims, bool keepdim = false, Site at = Site::current()) const {
+    return eval().amax(dims, keepdim, at);
+  }
+  /// Records the expression and takes its smallest element.
+  Tensor amin(Site at = Site::current()) const { return eval().amin(at); }
+  /// Records the expression and takes its smallest elements over `dims`.
+  Tensor amin(Dims dims, bool keepdim = false, Site at = Site::current()) const {
+    return eval().amin(dims, keepdim, at);
+  }
+  /// Records the expression and takes the index of its largest element (flattened).
+  Tensor argmax(Site at = Site::current()) const { return eval().argmax(at); }
+  /// Records the expression and takes the index of its smallest element (flattened).
+  Tensor argmin(Site at = Site::current()) const { return eval().argmin(at); }
+  /// Records the expression and reshapes it.
+  Tensor reshape(Shape shape, Site at = Site::current()) const { return eval().reshape(shape, at); }
+  /// Records the expression and multiplies it by `other` (torch.matmul's rules).
+  Tensor matmul(const Tensor& other, Site at = Site::current()) const { return eval().matmul(other, at); }
 };
 
 namespace detail {
@@ -145,13 +177,13 @@ namespace detail {
 template <class X>
 using operand_t = std::conditional_t<scalar_like<X>, expr::ScalarLeaf, std::remove_cvref_t<X>>;
 
-template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, Xs&&... operands) {
+template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, const Site& site, Xs&&... operands) {
   attrs_storage<Op> stored;
   if constexpr (expr::reads_attrs<Op>) stored = std::move(attrs);
-  return Expr<Op, operand_t<Xs>...>(std::move(stored), std::forward<Xs>(operands)...);
+  return Expr<Op, operand_t<Xs>...>(std::move(stored), site, std::forward<Xs>(operands)...);
 }
-template <const auto& Op, class... Xs> auto make_expr(Xs&&... operands) {
-  return make_expr_with<Op>(Attrs{}, std::forward<Xs>(operands)...);
+template <const auto& Op, class... Xs> auto make_expr(const Site& site, Xs&&... operands) {
+  return make_expr_with<Op>(Attrs{}, site, std::forward<Xs>(operands)...);
 }
 
 /// Records the expression op by op, as if it had been written with tensors.
@@ -173,10 +205,14 @@ template <class X> Tensor record_one_by_one(const X& x) {
 /// Records `e` as `dst`'s new value; `e` is going away, so its handles of dst's state do not
 /// count as sharing it (see detail::emit_into).
 template <class E> void commit_into(Tensor& dst, const E& e) {
+  // Recorded where it was written, or, committed inside a call under way (a composite, a
+  // layer), at that call's line.
+  const Site& site = recording_site_or(e.site);
   // One op on tensors alone is its own node; with a C++ scalar it is a fragment, one node
   // holding the scalar's value, rather than two (the op and a scalar leaf).
   constexpr bool single_op = expr::tree<E>::ops == 1 && expr::tree<E>::scalars == 0;
   if (single_op || !e.info.fusible) {
+    RecordingSite at(site);
     dst = record_one_by_one(e);
   } else if constexpr (!single_op) {
     using S = expr::skeleton_t<E>;
@@ -204,7 +240,7 @@ template <class E> void commit_into(Tensor& dst, const E& e) {
     attrs.set_compute(e.info.compute);
     auto emit_on = [&](std::span<const Tensor> inputs, long copied) {
       emit_into(dst, passing + copied, expr::fragment_desc<S>, inputs, std::move(attrs.attrs()), e.info.meta,
-                e.info.device);
+                e.info.device, site);
     };
     if (count == 1) return emit_on(std::span<const Tensor>(leaves[0], 1), 0);
     std::array<Tensor, slots> inputs;

@@ -12,6 +12,7 @@
 
 #include "lazytensor/core/block_pool.hpp"
 #include "lazytensor/core/hash.hpp"
+#include "lazytensor/core/site.hpp"
 #include "lazytensor/trace/node_index.hpp"
 #include "lazytensor/ops/attrs_key.hpp"
 
@@ -21,37 +22,43 @@ struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 struct PendingStep;  // trace/pending.hpp
 
-/// A node's inputs: up to three in the node itself, more (cat, stack) on the heap. A walk then
-/// reads a node's edges from the node's own cache lines, and tracing an op allocates once less.
+/// A node's inputs: up to three in the node itself, more (cat, stack) in an array on the heap. A
+/// walk then reads a node's edges from the node's own cache lines, and tracing an op allocates
+/// once less. The array is a bare pointer, its length the count: a vector's 24 bytes would push
+/// a node past the five cache lines its pool block takes.
 class NodeInputs {
  public:
   NodeInputs() = default;
-  explicit NodeInputs(std::vector<NodePtr>&& v) : size_(static_cast<std::uint32_t>(v.size())) {
-    if (v.size() <= inline_count) {
-      for (std::size_t k = 0; k < v.size(); ++k) small_[k] = std::move(v[k]);
-    } else {
-      large_ = std::move(v);
-    }
-  }
+  explicit NodeInputs(std::vector<NodePtr>&& v)
+      : NodeInputs(v.size(), [&](std::size_t k) { return std::move(v[k]); }) {}
   /// The producers input(0) ... input(count - 1), with no vector in between for a few.
   template <class Input>
   NodeInputs(std::size_t count, Input&& input) : size_(static_cast<std::uint32_t>(count)) {
     if (count <= inline_count) {
       for (std::size_t k = 0; k < count; ++k) small_[k] = input(k);
     } else {
-      large_.reserve(count);
-      for (std::size_t k = 0; k < count; ++k) large_.push_back(input(k));
+      large_ = std::make_unique<NodePtr[]>(count);
+      for (std::size_t k = 0; k < count; ++k) large_[k] = input(k);
     }
   }
-  NodeInputs(const NodeInputs&) = default;
+  NodeInputs(const NodeInputs& other) : NodeInputs(other.size(), [&](std::size_t k) { return other[k]; }) {}
   NodeInputs(NodeInputs&&) noexcept = default;
-  NodeInputs& operator=(const NodeInputs&) = default;
-  NodeInputs& operator=(NodeInputs&&) noexcept = default;
+  NodeInputs& operator=(const NodeInputs& other) {
+    if (this != &other) *this = NodeInputs(other);
+    return *this;
+  }
+  NodeInputs& operator=(NodeInputs&& other) noexcept {
+    release();
+    small_ = std::move(other.small_);
+    large_ = std::move(other.large_);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
   ~NodeInputs() { release(); }
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const NodePtr* begin() const { return size_ <= inline_count ? small_.data() : large_.data(); }
+  const NodePtr* begin() const { return size_ <= inline_count ? small_.data() : large_.get(); }
   const NodePtr* end() const { return begin() + size_; }
   const NodePtr& operator[](std::size_t k) const { return begin()[k]; }
 
@@ -64,7 +71,8 @@ class NodeInputs {
   /// ops would otherwise free it node by node on the stack and overflow it. The outermost
   /// release frees, one at a time, what every release beneath it hands over.
   void release() noexcept {
-    std::span<NodePtr> held = size_ <= inline_count ? std::span<NodePtr>(small_.data(), size_) : std::span<NodePtr>(large_);
+    const bool small = size_ <= inline_count;
+    std::span<NodePtr> held(small ? small_.data() : large_.get(), small || large_ ? size_ : 0);  // moved from: none
     auto hand_over = [&](std::vector<NodePtr>& later) {
       for (NodePtr& p : held)
         if (p && p.use_count() == 1) later.push_back(std::move(p));
@@ -84,7 +92,7 @@ class NodeInputs {
 
   static constexpr std::size_t inline_count = 3;
   std::array<NodePtr, inline_count> small_;
-  std::vector<NodePtr> large_;
+  std::unique_ptr<NodePtr[]> large_;  // size_ of them, when more than inline_count
   std::uint32_t size_ = 0;
 };
 
@@ -105,6 +113,9 @@ struct Node {
   NodeInputs inputs;  // inputs own their producers; nothing points back
   Meta meta;
   Attrs attrs;
+  // The user's line that recorded it (core/site.hpp), read by debug output only: last, out of
+  // the lines a walk reads, and never part of the hash.
+  Site site;
 
   bool is_data() const { return op->kind == OpKind::leaf; }
   /// The value part of a device_data leaf (is_data() nodes only).
@@ -143,8 +154,9 @@ inline std::array<std::uint8_t, 3> walk_order(const NodeInputs& inputs) {
   return order;
 }
 
-/// Makes a compute node; its hash is combined here, once, so the barrier only combines roots.
-inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, const Meta& meta) {
+/// Makes a compute node recorded at `site`; its hash is combined here, once, so the barrier only
+/// combines roots. The site stays out of it: the same graph from other lines is the same graph.
+inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, const Meta& meta, const Site& site) {
   // One buffer of words, hashed once: tracing makes a node per op, and each hash call costs.
   HashWords words;
   words.put(static_cast<std::int64_t>(op.id) | static_cast<std::int64_t>(meta.dtype) << 16 |
@@ -159,10 +171,12 @@ inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, c
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
   const std::array<std::uint8_t, 3> order = walk_order(inputs);
   // Made mutable (and handed out const) so that own_input may fill an input of a node just made.
-  return std::allocate_shared<Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta, std::move(attrs));
+  return std::allocate_shared<Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta,
+                                    std::move(attrs), site);
 }
-inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta) {
-  return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta);
+inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta,
+                         const Site& site) {
+  return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta, site);
 }
 
 /// A handle of `producer`'s node that owns nothing: an input of a node being made, which reads
@@ -185,7 +199,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}}, {}, std::move(data)});
+  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}, {}}, {}, std::move(data)});
 }
 
 /// Node -> position for one walk, written into the nodes themselves. One such walk runs at a

@@ -16,10 +16,11 @@ namespace lt::nn::functional {
 std::pair<Tensor, Tensor> scaled_dot_product_attention_with_weights(const Tensor& q, const Tensor& k,
                                                                           const Tensor& v,
                                                                           const std::optional<Tensor>& attn_mask = {},
-                                                                          double dropout_p = 0.0, bool training = true);
+                                                                          double dropout_p = 0.0, bool training = true,
+ Site site = Site::current());
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                            const std::optional<Tensor>& attn_mask = {}, double dropout_p = 0.0,
-                                           bool training = true);
+                                           bool training = true, Site site = Site::current());
 
 }  // namespace lt::nn::functional

@@ -13,13 +13,15 @@
 
 namespace lt::nn::functional {
 
-Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, Site site) {
+  RecordingSite at(site);
   detail::check_classes("nll_loss", input, target);
   return detail::reduce(detail::picked(input, target), reduction);
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction,
-                            double label_smoothing) {
+                            double label_smoothing, Site site) {
+  RecordingSite at(site);
   detail::check_classes("cross_entropy", input, target);
   if (!(label_smoothing >= 0 && label_smoothing <= 1))
     op_error("cross_entropy", {&input, 1}, ::lt::detail::concat("label_smoothing must be in [0, 1], got ", label_smoothing));
@@ -33,19 +35,22 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduct
   return detail::reduce(loss, reduction);
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction, Site site) {
+  RecordingSite at(site);
   detail::check_same_shape("mse_loss", input, target);
   Tensor d = input - target;
   return detail::reduce(d * d, reduction);
 }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, Site site) {
+  RecordingSite at(site);
   detail::check_same_shape("l1_loss", input, target);
   return detail::reduce(abs(input - target), reduction);
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                               Reduction reduction) {
+                                               Reduction reduction, Site site) {
+  RecordingSite at(site);
   detail::check_same_shape("binary_cross_entropy_with_logits", input, target);
   Tensor loss = relu(input) - input * target + log1p(exp(-abs(input)));
   return detail::reduce(loss, reduction);
@@ -54,7 +59,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 std::pair<Tensor, Tensor> scaled_dot_product_attention_with_weights(const Tensor& q, const Tensor& k,
                                                                           const Tensor& v,
                                                                           const std::optional<Tensor>& attn_mask,
-                                                                          double dropout_p, bool training) {
+                                                                          double dropout_p, bool training, Site site) {
+  RecordingSite at(site);
   const Tensor operands[] = {q, k, v};
   if (!q.defined() || !k.defined() || !v.defined()) op_error("scaled_dot_product_attention", operands, "an operand is undefined");
   if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2 || q.size(-1) != k.size(-1) || k.size(-2) != v.size(-2))
@@ -73,8 +79,8 @@ std::pair<Tensor, Tensor> scaled_dot_product_attention_with_weights(const Tensor
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                            const std::optional<Tensor>& attn_mask, double dropout_p,
-                                           bool training) {
-  return scaled_dot_product_attention_with_weights(q, k, v, attn_mask, dropout_p, training).first;
+                                           bool training, Site site) {
+  return scaled_dot_product_attention_with_weights(q, k, v, attn_mask, dropout_p, training, site).first;
 }
 
 }  // namespace lt::nn::functional

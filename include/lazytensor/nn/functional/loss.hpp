@@ -60,20 +60,24 @@ inline Tensor picked(const Tensor& log_probs, const Tensor& target) {
 }  // namespace detail
 
 /// Negative log-likelihood of `target` classes under log-probabilities `input` [N, C, *].
-Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
+Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
+                Site site = Site::current());
 
 /// Cross entropy of logits `input` [N, C, *] against class indices [N, *]. With label
 /// smoothing ε the target is (1 - ε) on the class plus ε / C on every class.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
-                            double label_smoothing = 0.0);
+                            double label_smoothing = 0.0, Site site = Site::current());
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
+                Site site = Site::current());
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
+                Site site = Site::current());
 
 /// Binary cross entropy of logits against probabilities in [0, 1], in the stable form
 /// max(x, 0) - x * t + log(1 + exp(-|x|)).
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                               Reduction reduction = Reduction::mean);
+                                               Reduction reduction = Reduction::mean,
+                Site site = Site::current());
 
 }  // namespace lt::nn::functional

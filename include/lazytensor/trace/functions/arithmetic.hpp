@@ -36,14 +36,15 @@ auto scaled(B&& b, DType result, Scalar alpha) {
   }
 }
 
-/// a op alpha * b, op add or sub; alpha 1 is the plain op.
+/// a op alpha * b, op add or sub; alpha 1 is the plain op. Every op it records names `site`.
 template <const auto& Op, class A, class B>
-Tensor with_alpha(std::string_view name, A&& a, B&& b, Scalar alpha) {
-  auto plain = make_expr<Op>(a, b);  // checks shapes, dtypes and devices, records nothing
+Tensor with_alpha(std::string_view name, A&& a, B&& b, Scalar alpha, const Site& site) {
+  RecordingSite at(site);
+  auto plain = make_expr<Op>(site, a, b);  // checks shapes, dtypes and devices, records nothing
   const DType result = plain.dtype();
   check_alpha(name, result, alpha);
   if (alpha.dtype != DType::boolean && alpha.f == 1 && alpha.i == 1) return plain;
-  return make_expr<Op>(std::forward<A>(a), scaled(std::forward<B>(b), result, alpha));
+  return make_expr<Op>(site, std::forward<A>(a), scaled(std::forward<B>(b), result, alpha));
 }
 }  // namespace detail
 
@@ -51,25 +52,25 @@ Tensor with_alpha(std::string_view name, A&& a, B&& b, Scalar alpha) {
 /// floating result, as in PyTorch.
 template <class A, class B>
   requires binary_operands<A, B>
-Tensor add(A&& a, B&& b, Scalar alpha) {
-  return detail::with_alpha<binary::add>("add", std::forward<A>(a), std::forward<B>(b), alpha);
+Tensor add(A&& a, B&& b, Scalar alpha, Site site = Site::current()) {
+  return detail::with_alpha<binary::add>("add", std::forward<A>(a), std::forward<B>(b), alpha, site);
 }
 /// a - alpha * b (torch.sub with alpha).
 template <class A, class B>
   requires binary_operands<A, B>
-Tensor sub(A&& a, B&& b, Scalar alpha) {
-  return detail::with_alpha<binary::sub>("sub", std::forward<A>(a), std::forward<B>(b), alpha);
+Tensor sub(A&& a, B&& b, Scalar alpha, Site site = Site::current()) {
+  return detail::with_alpha<binary::sub>("sub", std::forward<A>(a), std::forward<B>(b), alpha, site);
 }
 
 template <class Derived>
 template <class X>
-Tensor ElementwiseMethods<Derived>::add(const X& other, Scalar alpha) const {
-  return lt::add(self(), other, alpha);
+Tensor ElementwiseMethods<Derived>::add(const X& other, Scalar alpha, Site site) const {
+  return lt::add(self(), other, alpha, site);
 }
 template <class Derived>
 template <class X>
-Tensor ElementwiseMethods<Derived>::sub(const X& other, Scalar alpha) const {
-  return lt::sub(self(), other, alpha);
+Tensor ElementwiseMethods<Derived>::sub(const X& other, Scalar alpha, Site site) const {
+  return lt::sub(self(), other, alpha, site);
 }
 
 }  // namespace lt

@@ -10,18 +10,21 @@
 
 namespace lt {
 
-Tensor softmax(const Tensor& x, std::int64_t dim) {
+Tensor softmax(const Tensor& x, std::int64_t dim, Site site) {
+  RecordingSite at(site);
   Tensor e = exp(x - amax(x, dim, true));
   return e / sum(e, dim, true);
 }
 
-Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+Tensor log_softmax(const Tensor& x, std::int64_t dim, Site site) {
+  RecordingSite at(site);
   Tensor shifted = x - amax(x, dim, true);
   return shifted - log(sum(exp(shifted), dim, true));
 }
 
 Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<Tensor>& weight,
-                  const std::optional<Tensor>& bias, double eps) {
+                  const std::optional<Tensor>& bias, double eps, Site site) {
+  RecordingSite at(site);
   int k = normalized_shape.rank();
   bool fits = x.defined() && k >= 1 && k <= x.dim();
   for (int i = 0; fits && i < k; ++i) fits = x.shape()[x.dim() - k + i] == normalized_shape[i];
@@ -44,7 +47,8 @@ Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<T
 }
 
 Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const std::optional<Tensor>& weight,
-                  const std::optional<Tensor>& bias, bool training, double momentum, double eps) {
+                  const std::optional<Tensor>& bias, bool training, double momentum, double eps, Site site) {
+  RecordingSite at(site);
   if (!x.defined() || x.dim() < 2) op_error("batch_norm", {&x, 1}, "expects input [N, C] or [N, C, *]");
   std::int64_t c = x.size(1);
   Shape stat_shape = Dims::filled(x.dim(), 1);
@@ -78,7 +82,8 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
   return x * scale + shift;
 }
 
-Tensor dropout(const Tensor& x, double p, bool training) {
+Tensor dropout(const Tensor& x, double p, bool training, Site site) {
+  RecordingSite at(site);
   if (!(p >= 0 && p <= 1)) op_error("dropout", {&x, 1}, detail::concat("p must be in [0, 1], got ", p));
   if (!is_floating(x.dtype())) op_error("dropout", {&x, 1}, "expected a floating tensor");
   if (!training || p == 0) return x;

@@ -12,7 +12,8 @@ namespace detail {
 Tensor tree_matmul(const Tensor& a, const Tensor& b);
 }  // namespace detail
 
-inline Tensor matmul(const Tensor& a, const Tensor& b) {
+inline Tensor matmul(const Tensor& a, const Tensor& b, Site site = Site::current()) {
+  RecordingSite at(site);
   if (detail::reproducible_sums && a.defined() && b.defined() && a.dim() >= 2 && b.dim() >= 2) return detail::tree_matmul(a, b);
   return record(contraction::matmul, {a, b});
 }
@@ -27,13 +28,15 @@ inline void check_ranks(std::string_view op, const Tensor& a, const Tensor& b, i
 }  // namespace detail
 
 /// [n, k] x [k, m].
-inline Tensor mm(const Tensor& a, const Tensor& b) {
+inline Tensor mm(const Tensor& a, const Tensor& b, Site site = Site::current()) {
+  RecordingSite at(site);
   detail::check_ranks("mm", a, b, 2, 2);
   return matmul(a, b);
 }
 
 /// [B, n, k] x [B, k, m], batch sizes equal.
-inline Tensor bmm(const Tensor& a, const Tensor& b) {
+inline Tensor bmm(const Tensor& a, const Tensor& b, Site site = Site::current()) {
+  RecordingSite at(site);
   detail::check_ranks("bmm", a, b, 3, 3);
   if (a.size(0) != b.size(0)) {
     Tensor operands[] = {a, b};
@@ -43,14 +46,15 @@ inline Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 /// [n, k] x [k].
-inline Tensor mv(const Tensor& a, const Tensor& v) {
+inline Tensor mv(const Tensor& a, const Tensor& v, Site site = Site::current()) {
+  RecordingSite at(site);
   detail::check_ranks("mv", a, v, 2, 1);
   return matmul(a, v);
 }
 
-inline Tensor Tensor::matmul(const Tensor& o) const { return lt::matmul(*this, o); }
-inline Tensor Tensor::mm(const Tensor& o) const { return lt::mm(*this, o); }
-inline Tensor Tensor::bmm(const Tensor& o) const { return lt::bmm(*this, o); }
-inline Tensor Tensor::mv(const Tensor& v) const { return lt::mv(*this, v); }
+inline Tensor Tensor::matmul(const Tensor& o, Site site) const { return lt::matmul(*this, o, site); }
+inline Tensor Tensor::mm(const Tensor& o, Site site) const { return lt::mm(*this, o, site); }
+inline Tensor Tensor::bmm(const Tensor& o, Site site) const { return lt::bmm(*this, o, site); }
+inline Tensor Tensor::mv(const Tensor& v, Site site) const { return lt::mv(*this, v, site); }
 
 }  // namespace lt

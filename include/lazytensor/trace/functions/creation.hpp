@@ -58,67 +58,91 @@ inline Tensor record_random(const OpDesc& op, Attrs attrs, Device device) {
 
 /// A tensor of `shape` filled with `value`. Without a dtype it follows the value, as
 /// torch.full: a floating value gives f32, an integer i64, a bool bool.
-inline Tensor full(Shape shape, Scalar value, Device device = cpu, std::optional<DType> dtype = std::nullopt) {
+inline Tensor full(Shape shape, Scalar value, Device device = cpu, std::optional<DType> dtype = std::nullopt,
+                   Site site = Site::current()) {
+  RecordingSite at(site);
   DType t = dtype ? *dtype : value.dtype == DType::f64 ? default_float : value.dtype;
   return record(creation::full, {}, Attrs{detail::with_shape({detail::dtype_attr(t), value.i}, shape), {value.f}},
                 device);
 }
-inline Tensor zeros(Shape shape, Device device = cpu, DType dtype = f32) { return full(shape, 0, device, dtype); }
-inline Tensor ones(Shape shape, Device device = cpu, DType dtype = f32) { return full(shape, 1, device, dtype); }
+inline Tensor zeros(Shape shape, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
+  return full(shape, 0, device, dtype, site);
+}
+inline Tensor ones(Shape shape, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
+  return full(shape, 1, device, dtype, site);
+}
 
 /// Same shape, dtype and device as `x`.
-inline Tensor full_like(const Tensor& x, Scalar value) { return full(x.shape(), value, x.device(), x.dtype()); }
-inline Tensor zeros_like(const Tensor& x) { return full_like(x, 0); }
-inline Tensor ones_like(const Tensor& x) { return full_like(x, 1); }
+inline Tensor full_like(const Tensor& x, Scalar value, Site site = Site::current()) {
+  return full(x.shape(), value, x.device(), x.dtype(), site);
+}
+inline Tensor zeros_like(const Tensor& x, Site site = Site::current()) {
+  return full_like(x, 0, site);
+}
+inline Tensor ones_like(const Tensor& x, Site site = Site::current()) {
+  return full_like(x, 1, site);
+}
 
 /// Values start, start + step, ... below `end` (above it for a negative step). Without a
 /// dtype: i64 when every argument is an integer, else f32.
 inline Tensor arange(Scalar start, Scalar end, Scalar step = 1, Device device = cpu,
-                     std::optional<DType> dtype = std::nullopt) {
+                     std::optional<DType> dtype = std::nullopt, Site site = Site::current()) {
+  RecordingSite at(site);
   bool integral = start.dtype != DType::f64 && end.dtype != DType::f64 && step.dtype != DType::f64;
   DType t = dtype ? *dtype : integral ? DType::i64 : default_float;
   return record(creation::arange, {},
                 Attrs{{detail::dtype_attr(t), integral, start.i, end.i, step.i}, {start.f, end.f, step.f}}, device);
 }
-inline Tensor arange(Scalar end, Device device = cpu, std::optional<DType> dtype = std::nullopt) {
-  return arange(0, end, 1, device, dtype);
+inline Tensor arange(Scalar end, Device device = cpu, std::optional<DType> dtype = std::nullopt,
+                     Site site = Site::current()) {
+  return arange(0, end, 1, device, dtype, site);
 }
 
 /// `steps` values evenly spaced from start to end, both included.
-inline Tensor linspace(Scalar start, Scalar end, std::int64_t steps, Device device = cpu, DType dtype = f32) {
+inline Tensor linspace(Scalar start, Scalar end, std::int64_t steps, Device device = cpu, DType dtype = f32,
+                       Site site = Site::current()) {
+  RecordingSite at(site);
   return record(creation::linspace, {}, Attrs{{detail::dtype_attr(dtype), steps}, {start.f, end.f}}, device);
 }
 
 /// The n x m matrix with ones on the diagonal; m = -1 makes it square.
-inline Tensor eye(std::int64_t n, std::int64_t m, Device device = cpu, DType dtype = f32) {
+inline Tensor eye(std::int64_t n, std::int64_t m, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
+  RecordingSite at(site);
   return record(creation::eye, {}, Attrs{{detail::dtype_attr(dtype), n, m == -1 ? n : m}, {}}, device);
 }
-inline Tensor eye(std::int64_t n, Device device = cpu, DType dtype = f32) { return eye(n, n, device, dtype); }
+inline Tensor eye(std::int64_t n, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
+  return eye(n, n, device, dtype, site);
+}
 
 /// Uniform values in [0, 1) from the default generator (see manual_seed).
-inline Tensor rand(Shape shape, Device device = cpu, DType dtype = f32) {
+inline Tensor rand(Shape shape, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
+  RecordingSite at(site);
   return detail::record_random(creation::rand, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0}, shape), {}},
                                device);
 }
 
 /// Standard normal values from the default generator.
-inline Tensor randn(Shape shape, Device device = cpu, DType dtype = f32) {
+inline Tensor randn(Shape shape, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
+  RecordingSite at(site);
   return detail::record_random(creation::randn, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0}, shape), {}},
                                device);
 }
 
 /// Integers uniform in [low, high) from the default generator.
-inline Tensor randint(std::int64_t low, std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64) {
+inline Tensor randint(std::int64_t low, std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64,
+                      Site site = Site::current()) {
+  RecordingSite at(site);
   return detail::record_random(
       creation::randint, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0, low, high}, shape), {}}, device);
 }
-inline Tensor randint(std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64) {
-  return randint(0, high, shape, device, dtype);
+inline Tensor randint(std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64,
+                      Site site = Site::current()) {
+  return randint(0, high, shape, device, dtype, site);
 }
 
 /// Zeroes each element with probability p and scales the rest by 1 / (1 - p), so the
 /// expectation is unchanged. The identity when not training or when p is 0. A composite op
 /// (trace/functions/composites.hpp).
-Tensor dropout(const Tensor& x, double p, bool training = true);
+Tensor dropout(const Tensor& x, double p, bool training = true, Site site = Site::current());
 
 }  // namespace lt

@@ -12,10 +12,10 @@
 namespace lt {
 
 // The plain unary ops of the op table, as functions: lt::exp(x).
-#define LT_UNARY_FUNCTION_plain(op)                          \
-  template <tensor_like X>                                   \
-  auto op(X&& x) {                                           \
-    return detail::make_expr<unary::op>(std::forward<X>(x)); \
+#define LT_UNARY_FUNCTION_plain(op)                                \
+  template <tensor_like X>                                         \
+  auto op(X&& x, Site site = Site::current()) {                    \
+    return detail::make_expr<unary::op>(site, std::forward<X>(x)); \
   }
 #define LT_UNARY_FUNCTION_custom(op)
 #define LT_UNARY_FUNCTION(op, number, Fn, Rule, face, ...) LT_UNARY_FUNCTION_##face(op)
@@ -26,75 +26,56 @@ LT_UNARY_TABLE(LT_UNARY_FUNCTION)
 
 /// approximate: "none" (the exact erf form) or "tanh".
 template <tensor_like X>
-auto gelu(X&& x, std::string_view approximate = "none") {
+auto gelu(X&& x, std::string_view approximate = "none", Site site = Site::current()) {
   if (approximate != "none" && approximate != "tanh") {
     Tensor t = x;
     op_error("gelu", std::span(&t, 1), detail::concat("approximate must be \"none\" or \"tanh\", not \"", approximate, "\""));
   }
-  return detail::make_expr_with<unary::gelu>(Attrs{{approximate == "tanh" ? 1 : 0}, {}}, std::forward<X>(x));
+  return detail::make_expr_with<unary::gelu>(Attrs{{approximate == "tanh" ? 1 : 0}, {}}, site, std::forward<X>(x));
 }
 
 template <class Derived>
-auto ElementwiseMethods<Derived>::gelu(std::string_view approximate) const {
-  return lt::gelu(self(), approximate);
+auto ElementwiseMethods<Derived>::gelu(std::string_view approximate, Site site) const {
+  return lt::gelu(self(), approximate, site);
 }
 
 template <tensor_like X>
-auto softplus(X&& x, double beta = 1.0, double threshold = 20.0) {
-  return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, std::forward<X>(x));
+auto softplus(X&& x, double beta = 1.0, double threshold = 20.0, Site site = Site::current()) {
+  return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, site, std::forward<X>(x));
 }
 
 template <tensor_like X>
-auto clamp(X&& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) {
-  return detail::make_expr_with<unary::clamp>(detail::clamp_attrs(min, max), std::forward<X>(x));
+auto clamp(X&& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, Site site = Site::current()) {
+  return detail::make_expr_with<unary::clamp>(detail::clamp_attrs(min, max), site, std::forward<X>(x));
 }
-template <tensor_like X> auto clamp_min(X&& x, Scalar min) { return clamp(std::forward<X>(x), min); }
-template <tensor_like X> auto clamp_max(X&& x, Scalar max) { return clamp(std::forward<X>(x), std::nullopt, max); }
+template <tensor_like X> auto clamp_min(X&& x, Scalar min, Site site = Site::current()) {
+  return clamp(std::forward<X>(x), min, std::nullopt, site);
+}
+template <tensor_like X> auto clamp_max(X&& x, Scalar max, Site site = Site::current()) {
+  return clamp(std::forward<X>(x), std::nullopt, max, site);
+}
 
 /// Operands of a binary elementwise op: tensors, expressions or C++ scalars, not only scalars.
 template <class A, class B>
 concept binary_operands = (tensor_like<A> || tensor_like<B>) && elementwise_operand<A> && elementwise_operand<B>;
 
 // The binary ops of the op table, as functions: lt::add(a, b).
-#define LT_BINARY_FUNCTION(op, ...)                                               \
-  template <class A, class B>                                                     \
-    requires binary_operands<A, B>                                                \
-  auto op(A&& a, B&& b) {                                                         \
-    return detail::make_expr<binary::op>(std::forward<A>(a), std::forward<B>(b)); \
+#define LT_BINARY_FUNCTION(op, ...)                                                     \
+  template <class A, class B>                                                           \
+    requires binary_operands<A, B>                                                      \
+  auto op(A&& a, B&& b, Site site = Site::current()) {                                  \
+    return detail::make_expr<binary::op>(site, std::forward<A>(a), std::forward<B>(b)); \
   }
 LT_BINARY_TABLE(LT_BINARY_FUNCTION)
 #undef LT_BINARY_FUNCTION
 
 template <tensor_like C, elementwise_operand A, elementwise_operand B>
-auto where(C&& cond, A&& a, B&& b) {
-  return detail::make_expr<binary::where>(std::forward<C>(cond), std::forward<A>(a), std::forward<B>(b));
+auto where(C&& cond, A&& a, B&& b, Site site = Site::current()) {
+  return detail::make_expr<binary::where>(site, std::forward<C>(cond), std::forward<A>(a), std::forward<B>(b));
 }
 
-#define LT_OPERATOR(sym, op)                                              \
-  template <class A, class B>                                             \
-    requires binary_operands<A, B>                                        \
-  auto operator sym(A&& a, B&& b) {                                       \
-    return detail::make_expr<binary::op>(std::forward<A>(a), std::forward<B>(b)); \
-  }
-LT_OPERATOR(+, add)
-LT_OPERATOR(-, sub)
-LT_OPERATOR(*, mul)
-LT_OPERATOR(/, div)
-LT_OPERATOR(==, eq)
-LT_OPERATOR(!=, ne)
-LT_OPERATOR(<, lt)
-LT_OPERATOR(<=, le)
-LT_OPERATOR(>, gt)
-LT_OPERATOR(>=, ge)
-#undef LT_OPERATOR
-template <tensor_like X> auto operator-(X&& x) { return detail::make_expr<unary::neg>(std::forward<X>(x)); }
-template <tensor_like X> auto operator!(X&& x) { return detail::make_expr<unary::logical_not>(std::forward<X>(x)); }
-
-// In-place forms rebind the handle, as PyTorch's `a += b`.
-template <elementwise_operand B> Tensor& operator+=(Tensor& a, B&& b) { a.assign(a + std::forward<B>(b)); return a; }
-template <elementwise_operand B> Tensor& operator-=(Tensor& a, B&& b) { a.assign(a - std::forward<B>(b)); return a; }
-template <elementwise_operand B> Tensor& operator*=(Tensor& a, B&& b) { a.assign(a * std::forward<B>(b)); return a; }
-template <elementwise_operand B> Tensor& operator/=(Tensor& a, B&& b) { a.assign(a / std::forward<B>(b)); return a; }
+// The operators (+, -, *, /, comparisons, unary - and !, and the in-place forms) are friends of
+// the operand types: trace/elementwise_methods.hpp.
 
 inline void Tensor::assign(const Tensor& value) {
   TensorImpl& dst = impl();
@@ -110,7 +91,8 @@ inline void Tensor::assign(const Tensor& value) {
 }
 
 /// The value converted to `dtype` (a no-op when it already has it).
-inline Tensor Tensor::to(DType dtype) const {
+inline Tensor Tensor::to(DType dtype, Site site) const {
+  RecordingSite at(site);
   return record(leaf::cast, {*this}, Attrs{{static_cast<std::int64_t>(dtype)}, {}});
 }
 

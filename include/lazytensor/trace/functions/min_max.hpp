@@ -33,31 +33,39 @@ inline std::tuple<Tensor, Tensor> extremes_along(std::string_view op, bool large
 }  // namespace detail
 
 /// The largest element of `x` (NaN if any is NaN), as torch::max(x) and amax(x).
-inline Tensor max(const Tensor& x) { return amax(x); }
+inline Tensor max(const Tensor& x, Site site = Site::current()) { return amax(x, site); }
 /// The smallest element of `x` (NaN if any is NaN), as torch::min(x) and amin(x).
-inline Tensor min(const Tensor& x) { return amin(x); }
+inline Tensor min(const Tensor& x, Site site = Site::current()) { return amin(x, site); }
 
 /// (values, indices) of the largest elements along `dim`, as torch::max(x, dim, keepdim):
 /// indices are i64, a tie gives the first index, and NaN counts as the largest. The gradient
 /// reaches the chosen element of each row. `auto [values, indices] = lt::max(x, 1);`
-inline std::tuple<Tensor, Tensor> max(const Tensor& x, std::int64_t dim, bool keepdim = false) {
+inline std::tuple<Tensor, Tensor> max(const Tensor& x, std::int64_t dim, bool keepdim = false,
+                                      Site site = Site::current()) {
+  RecordingSite at(site);
   return detail::extremes_along("max", true, x, dim, keepdim);
 }
 /// (values, indices) of the smallest elements along `dim`, as torch::min(x, dim, keepdim).
-inline std::tuple<Tensor, Tensor> min(const Tensor& x, std::int64_t dim, bool keepdim = false) {
+inline std::tuple<Tensor, Tensor> min(const Tensor& x, std::int64_t dim, bool keepdim = false,
+                                      Site site = Site::current()) {
+  RecordingSite at(site);
   return detail::extremes_along("min", false, x, dim, keepdim);
 }
 
 /// The elementwise maximum, as torch::max(a, b) and maximum(a, b).
-inline Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+inline Tensor max(const Tensor& a, const Tensor& b, Site site = Site::current()) { return maximum(a, b, site); }
 /// The elementwise minimum, as torch::min(a, b) and minimum(a, b).
-inline Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
+inline Tensor min(const Tensor& a, const Tensor& b, Site site = Site::current()) { return minimum(a, b, site); }
 
-inline Tensor Tensor::max() const { return lt::max(*this); }
-inline std::tuple<Tensor, Tensor> Tensor::max(std::int64_t dim, bool keepdim) const { return lt::max(*this, dim, keepdim); }
-inline Tensor Tensor::max(const Tensor& other) const { return lt::max(*this, other); }
-inline Tensor Tensor::min() const { return lt::min(*this); }
-inline std::tuple<Tensor, Tensor> Tensor::min(std::int64_t dim, bool keepdim) const { return lt::min(*this, dim, keepdim); }
-inline Tensor Tensor::min(const Tensor& other) const { return lt::min(*this, other); }
+inline Tensor Tensor::max(Site site) const { return lt::max(*this, site); }
+inline std::tuple<Tensor, Tensor> Tensor::max(std::int64_t dim, bool keepdim, Site site) const {
+  return lt::max(*this, dim, keepdim, site);
+}
+inline Tensor Tensor::max(const Tensor& other, Site site) const { return lt::max(*this, other, site); }
+inline Tensor Tensor::min(Site site) const { return lt::min(*this, site); }
+inline std::tuple<Tensor, Tensor> Tensor::min(std::int64_t dim, bool keepdim, Site site) const {
+  return lt::min(*this, dim, keepdim, site);
+}
+inline Tensor Tensor::min(const Tensor& other, Site site) const { return lt::min(*this, other, site); }
 
 }  // namespace lt

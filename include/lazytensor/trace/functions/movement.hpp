@@ -36,7 +36,8 @@ inline Shape with_inserted(std::string_view op, const Tensor& x, Shape s, int po
 }  // namespace detail
 
 /// `shape` may hold one -1, inferred from the number of elements.
-inline Tensor reshape(const Tensor& x, Shape shape) {
+inline Tensor reshape(const Tensor& x, Shape shape, Site site = Site::current()) {
+  RecordingSite at(site);
   int infer_at = -1;
   std::int64_t known = 1;
   for (int k = 0; k < shape.rank(); ++k) {
@@ -56,9 +57,13 @@ inline Tensor reshape(const Tensor& x, Shape shape) {
 }
 
 /// As reshape: on a lazy device every value can be viewed.
-inline Tensor view(const Tensor& x, Shape shape) { return reshape(x, shape); }
+inline Tensor view(const Tensor& x, Shape shape, Site site = Site::current()) {
+  RecordingSite at(site);
+  return reshape(x, shape);
+}
 
-inline Tensor permute(const Tensor& x, Dims dims) {
+inline Tensor permute(const Tensor& x, Dims dims, Site site = Site::current()) {
+  RecordingSite at(site);
   for (auto& d : dims) {
     if (d < -x.dim() || d >= std::max(x.dim(), 1)) op_error("permute", {&x, 1}, "dim " + std::to_string(d) + " is out of range");
     d = d < 0 ? d + x.dim() : d;
@@ -66,7 +71,8 @@ inline Tensor permute(const Tensor& x, Dims dims) {
   return record(movement::permute, {x}, detail::dims_attrs(dims));
 }
 
-inline Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1) {
+inline Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1, Site site = Site::current()) {
+  RecordingSite at(site);
   Dims perm = Dims::filled(x.dim(), 0);
   std::iota(perm.begin(), perm.end(), 0);
   try {
@@ -80,7 +86,8 @@ inline Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1) {
 }
 
 /// `shape` may use -1 to keep an extent; new leading dims are added as in broadcasting.
-inline Tensor expand(const Tensor& x, Shape shape) {
+inline Tensor expand(const Tensor& x, Shape shape, Site site = Site::current()) {
+  RecordingSite at(site);
   int lead = shape.rank() - x.dim();
   for (int k = 0; k < shape.rank(); ++k)
     if (shape[k] == -1) {
@@ -93,7 +100,8 @@ inline Tensor expand(const Tensor& x, Shape shape) {
 /// Elements start, start+step, ... below end of `dim`. Negative start and end count from the
 /// end; both are clamped to the dim, as in Python slicing.
 inline Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_t> start,
-                    std::optional<std::int64_t> end, std::int64_t step = 1) {
+                    std::optional<std::int64_t> end, std::int64_t step = 1, Site site = Site::current()) {
+  RecordingSite at(site);
   if (x.dim() == 0) op_error("slice", {&x, 1}, "cannot slice a zero-dim tensor");
   int d;
   try {
@@ -109,7 +117,8 @@ inline Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_
 }
 
 /// Removes every dim of extent 1.
-inline Tensor squeeze(const Tensor& x) {
+inline Tensor squeeze(const Tensor& x, Site site = Site::current()) {
+  RecordingSite at(site);
   Shape s;
   for (std::int64_t e : x.shape())
     if (e != 1) s.push_back(e);
@@ -117,7 +126,8 @@ inline Tensor squeeze(const Tensor& x) {
 }
 
 /// Removes `dim` when its extent is 1; otherwise the shape stays as it is.
-inline Tensor squeeze(const Tensor& x, std::int64_t dim) {
+inline Tensor squeeze(const Tensor& x, std::int64_t dim, Site site = Site::current()) {
+  RecordingSite at(site);
   int d = detail::wrap_dim_of("squeeze", {&x, 1}, dim, x.dim());
   Shape s = x.shape();
   if (x.dim() > 0 && s[d] == 1) s.erase(d);
@@ -125,13 +135,16 @@ inline Tensor squeeze(const Tensor& x, std::int64_t dim) {
 }
 
 /// Inserts a dim of extent 1 at `dim`, in [-rank - 1, rank].
-inline Tensor unsqueeze(const Tensor& x, std::int64_t dim) {
+inline Tensor unsqueeze(const Tensor& x, std::int64_t dim, Site site = Site::current()) {
+  RecordingSite at(site);
   int d = detail::wrap_dim_of("unsqueeze", {&x, 1}, dim, x.dim() + 1);
   return reshape(x, detail::with_inserted("unsqueeze", x, x.shape(), d, 1));
 }
 
 /// Merges dims start_dim..end_dim into one; a zero-dim tensor becomes [1].
-inline Tensor flatten(const Tensor& x, std::int64_t start_dim = 0, std::int64_t end_dim = -1) {
+inline Tensor flatten(const Tensor& x, std::int64_t start_dim = 0, std::int64_t end_dim = -1,
+                      Site site = Site::current()) {
+  RecordingSite at(site);
   int s = detail::wrap_dim_of("flatten", {&x, 1}, start_dim, x.dim());
   int e = detail::wrap_dim_of("flatten", {&x, 1}, end_dim, x.dim());
   if (s > e) op_error("flatten", {&x, 1}, "start_dim cannot come after end_dim");
@@ -145,7 +158,9 @@ inline Tensor flatten(const Tensor& x, std::int64_t start_dim = 0, std::int64_t 
 }
 
 /// Elements start..start+length of `dim`; a negative start counts from the end.
-inline Tensor narrow(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t length) {
+inline Tensor narrow(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t length,
+                     Site site = Site::current()) {
+  RecordingSite at(site);
   if (x.dim() == 0) op_error("narrow", {&x, 1}, "cannot narrow a zero-dim tensor");
   int d = detail::wrap_dim_of("narrow", {&x, 1}, dim, x.dim());
   std::int64_t n = x.shape()[d];
@@ -158,7 +173,8 @@ inline Tensor narrow(const Tensor& x, std::int64_t dim, std::int64_t start, std:
 }
 
 /// The slice at `index` of `dim` (negative counts from the end), without that dim.
-inline Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index) {
+inline Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index, Site site = Site::current()) {
+  RecordingSite at(site);
   if (x.dim() == 0) op_error("select", {&x, 1}, "cannot select from a zero-dim tensor");
   int d = detail::wrap_dim_of("select", {&x, 1}, dim, x.dim());
   std::int64_t n = x.shape()[d];
@@ -171,14 +187,16 @@ inline Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index) {
 }
 
 /// Reverses the order of elements along each of `dims`.
-inline Tensor flip(const Tensor& x, Dims dims) {
+inline Tensor flip(const Tensor& x, Dims dims, Site site = Site::current()) {
+  RecordingSite at(site);
   for (auto& d : dims) d = detail::wrap_dim_of("flip", {&x, 1}, d, x.dim());
   return record(movement::flip, {x}, detail::dims_attrs(dims));
 }
 
 /// Concatenation along `dim`; dtypes promote. Tensors of shape [0] are skipped, as PyTorch
 /// does, and `dim` wraps against the rank of the first other tensor.
-inline Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0) {
+inline Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0, Site site = Site::current()) {
+  RecordingSite at(site);
   if (tensors.empty()) op_error("cat", tensors, "expected a non-empty list of tensors");
   int rank = 1;
   for (const Tensor& t : tensors)
@@ -191,7 +209,8 @@ inline Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0) {
 }
 
 /// Stacks equally shaped tensors along a new dim `dim`, in [-rank - 1, rank].
-inline Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0) {
+inline Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0, Site site = Site::current()) {
+  RecordingSite at(site);
   if (tensors.empty()) op_error("stack", tensors, "expected a non-empty list of tensors");
   for (const Tensor& t : tensors)
     if (!t.defined()) op_error("stack", tensors, "an operand is undefined");
@@ -208,23 +227,32 @@ inline Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0) {
 
 /// Constant padding. `pads` holds (before, after) pairs from the last dim backwards, as in
 /// torch.nn.functional.pad; negative amounts crop.
-inline Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, double value = 0.0) {
+inline Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, double value = 0.0,
+                  Site site = Site::current()) {
+  RecordingSite at(site);
   return record(movement::pad, {x}, Attrs{pads, {value}});
 }
 
 /// Zeroes the elements above diagonal `diagonal` of the last two dims.
-inline Tensor tril(const Tensor& x, std::int64_t diagonal = 0) {
+inline Tensor tril(const Tensor& x, std::int64_t diagonal = 0, Site site = Site::current()) {
+  RecordingSite at(site);
   return record(movement::tril, {x}, Attrs{{diagonal}, {}});
 }
 /// Zeroes the elements below diagonal `diagonal` of the last two dims.
-inline Tensor triu(const Tensor& x, std::int64_t diagonal = 0) {
+inline Tensor triu(const Tensor& x, std::int64_t diagonal = 0, Site site = Site::current()) {
+  RecordingSite at(site);
   return record(movement::triu, {x}, Attrs{{diagonal}, {}});
 }
 
-inline Tensor contiguous(const Tensor& x) { return record(movement::contiguous, {x}); }
+inline Tensor contiguous(const Tensor& x, Site site = Site::current()) {
+  RecordingSite at(site);
+  return record(movement::contiguous, {x});
+}
 
 /// Pieces of `split_size` along `dim`; the last may be smaller.
-inline std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t dim = 0) {
+inline std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t dim = 0,
+                                 Site site = Site::current()) {
+  RecordingSite at(site);
   if (x.dim() == 0) op_error("split", {&x, 1}, "cannot split a zero-dim tensor");
   int d = detail::wrap_dim_of("split", {&x, 1}, dim, x.dim());
   std::int64_t n = x.shape()[d];
@@ -240,7 +268,9 @@ inline std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::
 
 /// At most `chunks` pieces of equal size along `dim` (torch.chunk: the last may be smaller,
 /// and there may be fewer pieces); an empty dim gives `chunks` empty pieces.
-inline std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim = 0) {
+inline std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim = 0,
+                                 Site site = Site::current()) {
+  RecordingSite at(site);
   if (chunks <= 0) op_error("chunk", {&x, 1}, detail::concat("chunks must be positive, got ", chunks));
   if (x.dim() == 0) op_error("chunk", {&x, 1}, "cannot chunk a zero-dim tensor");
   int d = detail::wrap_dim_of("chunk", {&x, 1}, dim, x.dim());
@@ -256,28 +286,33 @@ inline bool is_index_dtype(DType t) { return t == DType::i32 || t == DType::i64;
 }  // namespace detail
 
 /// Slices of `dim` at the positions in `index` (i32 or i64, rank 0 or 1), in that order.
-inline Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
+inline Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, Site site = Site::current()) {
+  RecordingSite at(site);
   const Tensor operands[] = {x, index};
   int d = x.defined() ? detail::wrap_dim_of("index_select", operands, dim, x.dim()) : 0;
   return record(indexing::index_select, operands, Attrs{{d}, {}});
 }
 
 /// out[...i...] = x[...index[...i...]...] with the index replacing the coordinate of `dim`.
-inline Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
+inline Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, Site site = Site::current()) {
+  RecordingSite at(site);
   const Tensor operands[] = {x, index};
   int d = x.defined() ? detail::wrap_dim_of("gather", operands, dim, x.dim()) : 0;
   return record(indexing::gather, operands, Attrs{{d}, {}});
 }
 
 /// x with src[...i...] added at x[...index[...i...]...]; duplicates add up in index order.
-inline Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+inline Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src,
+                          Site site = Site::current()) {
+  RecordingSite at(site);
   const Tensor operands[] = {x, index, src};
   int d = x.defined() ? detail::wrap_dim_of("scatter_add", operands, dim, x.dim()) : 0;
   return record(indexing::scatter_add, operands, Attrs{{d}, {}});
 }
 
 /// Rows of `weight` ([num_embeddings, embedding_dim]) at `indices`: indices.shape + [embedding_dim].
-inline Tensor embedding(const Tensor& weight, const Tensor& indices) {
+inline Tensor embedding(const Tensor& weight, const Tensor& indices, Site site = Site::current()) {
+  RecordingSite at(site);
   const Tensor operands[] = {weight, indices};
   if (!weight.defined() || !indices.defined()) op_error("embedding", operands, "an operand is undefined");
   if (weight.dim() != 2) op_error("embedding", operands, "weight must have rank 2");
@@ -288,7 +323,8 @@ inline Tensor embedding(const Tensor& weight, const Tensor& indices) {
 
 /// i64 one-hot vectors: indices.shape + [num_classes]. num_classes -1 means max + 1, which
 /// needs the values: only on the eager device (a lazy one would have to run the step).
-inline Tensor one_hot(const Tensor& indices, std::int64_t num_classes = -1) {
+inline Tensor one_hot(const Tensor& indices, std::int64_t num_classes = -1, Site site = Site::current()) {
+  RecordingSite at(site);
   const std::span<const Tensor> operand(&indices, 1);
   if (!indices.defined()) op_error("one_hot", operand, "an operand is undefined");
   if (!detail::is_index_dtype(indices.dtype())) op_error("one_hot", operand, "indices must be i32 or i64");
@@ -317,45 +353,52 @@ inline Tensor one_hot(const Tensor& indices, std::int64_t num_classes = -1) {
   return scatter_add(zeros, -1, unsqueeze(indices, -1), ones);
 }
 
-inline Tensor Tensor::reshape(Shape shape) const { return lt::reshape(*this, shape); }
-inline Tensor Tensor::view(Shape shape) const { return lt::view(*this, shape); }
-inline Tensor Tensor::permute(Dims dims) const { return lt::permute(*this, dims); }
-inline Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const { return lt::transpose(*this, d0, d1); }
-inline Tensor Tensor::t() const {
+inline Tensor Tensor::reshape(Shape shape, Site site) const { return lt::reshape(*this, shape, site); }
+inline Tensor Tensor::view(Shape shape, Site site) const { return lt::view(*this, shape, site); }
+inline Tensor Tensor::permute(Dims dims, Site site) const { return lt::permute(*this, dims, site); }
+inline Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1, Site site) const {
+  return lt::transpose(*this, d0, d1, site);
+}
+inline Tensor Tensor::t(Site site) const {
+  RecordingSite at(site);
   if (dim() > 2) op_error("t", {this, 1}, "expects a tensor of rank at most 2");
   return lt::transpose(*this, 0, -1);
 }
-inline Tensor Tensor::expand(Shape shape) const { return lt::expand(*this, shape); }
+inline Tensor Tensor::expand(Shape shape, Site site) const { return lt::expand(*this, shape, site); }
 inline Tensor Tensor::slice(std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
-                            std::int64_t step) const {
-  return lt::slice(*this, dim, start, end, step);
+                            std::int64_t step, Site site) const {
+  return lt::slice(*this, dim, start, end, step, site);
 }
-inline Tensor Tensor::squeeze() const { return lt::squeeze(*this); }
-inline Tensor Tensor::squeeze(std::int64_t dim) const { return lt::squeeze(*this, dim); }
-inline Tensor Tensor::unsqueeze(std::int64_t dim) const { return lt::unsqueeze(*this, dim); }
-inline Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
-  return lt::flatten(*this, start_dim, end_dim);
+inline Tensor Tensor::squeeze(Site site) const { return lt::squeeze(*this, site); }
+inline Tensor Tensor::squeeze(std::int64_t dim, Site site) const { return lt::squeeze(*this, dim, site); }
+inline Tensor Tensor::unsqueeze(std::int64_t dim, Site site) const { return lt::unsqueeze(*this, dim, site); }
+inline Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim, Site site) const {
+  return lt::flatten(*this, start_dim, end_dim, site);
 }
-inline Tensor Tensor::narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
-  return lt::narrow(*this, dim, start, length);
+inline Tensor Tensor::narrow(std::int64_t dim, std::int64_t start, std::int64_t length, Site site) const {
+  return lt::narrow(*this, dim, start, length, site);
 }
-inline Tensor Tensor::select(std::int64_t dim, std::int64_t index) const { return lt::select(*this, dim, index); }
-inline Tensor Tensor::flip(Dims dims) const { return lt::flip(*this, dims); }
-inline Tensor Tensor::index_select(std::int64_t dim, const Tensor& index) const {
-  return lt::index_select(*this, dim, index);
+inline Tensor Tensor::select(std::int64_t dim, std::int64_t index, Site site) const {
+  return lt::select(*this, dim, index, site);
 }
-inline Tensor Tensor::gather(std::int64_t dim, const Tensor& index) const { return lt::gather(*this, dim, index); }
-inline Tensor Tensor::scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const {
-  return lt::scatter_add(*this, dim, index, src);
+inline Tensor Tensor::flip(Dims dims, Site site) const { return lt::flip(*this, dims, site); }
+inline Tensor Tensor::index_select(std::int64_t dim, const Tensor& index, Site site) const {
+  return lt::index_select(*this, dim, index, site);
 }
-inline Tensor Tensor::tril(std::int64_t diagonal) const { return lt::tril(*this, diagonal); }
-inline Tensor Tensor::triu(std::int64_t diagonal) const { return lt::triu(*this, diagonal); }
-inline Tensor Tensor::contiguous() const { return lt::contiguous(*this); }
-inline std::vector<Tensor> Tensor::split(std::int64_t split_size, std::int64_t dim) const {
-  return lt::split(*this, split_size, dim);
+inline Tensor Tensor::gather(std::int64_t dim, const Tensor& index, Site site) const {
+  return lt::gather(*this, dim, index, site);
 }
-inline std::vector<Tensor> Tensor::chunk(std::int64_t chunks, std::int64_t dim) const {
-  return lt::chunk(*this, chunks, dim);
+inline Tensor Tensor::scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src, Site site) const {
+  return lt::scatter_add(*this, dim, index, src, site);
+}
+inline Tensor Tensor::tril(std::int64_t diagonal, Site site) const { return lt::tril(*this, diagonal, site); }
+inline Tensor Tensor::triu(std::int64_t diagonal, Site site) const { return lt::triu(*this, diagonal, site); }
+inline Tensor Tensor::contiguous(Site site) const { return lt::contiguous(*this, site); }
+inline std::vector<Tensor> Tensor::split(std::int64_t split_size, std::int64_t dim, Site site) const {
+  return lt::split(*this, split_size, dim, site);
+}
+inline std::vector<Tensor> Tensor::chunk(std::int64_t chunks, std::int64_t dim, Site site) const {
+  return lt::chunk(*this, chunks, dim, site);
 }
 
 }  // namespace lt

@@ -14,13 +14,20 @@ namespace lt {
 
 /// An (h, w) pair that a single number also gives, as PyTorch's int-or-tuple arguments.
 struct Pair2 {
+  /// @{
+  /// The height and the width.
   std::int64_t h, w;
+  /// @}
+  /// Both the same: 3 means {3, 3} (implicit, as PyTorch's int-or-tuple arguments).
   Pair2(std::int64_t v) : h(v), w(v) {}  // NOLINT: implicit on purpose
+  /// Height `h_` and width `w_`.
   Pair2(std::int64_t h_, std::int64_t w_) : h(h_), w(w_) {}
 };
 
 /// x @ weight^T + bias over the last dim of x (any leading dims).
-inline Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) {
+inline Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                     Site site = Site::current()) {
+  RecordingSite at(site);
   if (weight.defined() && weight.dim() != 2) op_error("linear", {&weight, 1}, "weight must be [out, in]");
   Tensor y = matmul(x, weight.t());
   return bias ? y + *bias : y;
@@ -36,7 +43,9 @@ Tensor batched4(const Tensor& x, F&& f) {
 }  // namespace detail
 
 inline Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
-                     Pair2 stride = 1, Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1) {
+                     Pair2 stride = 1, Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1,
+ Site site = Site::current()) {
+  RecordingSite at(site);
   Attrs a{{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups}, {}};
   Tensor y = detail::batched4(x, [&](const Tensor& x4) { return record(contraction::conv2d, {x4, weight}, a); });
   if (!bias) return y;
@@ -47,7 +56,9 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<
 /// conv2d's gradient with respect to its input [N, C, H, W] (input_size), given the gradient
 /// of its output, as one op (torch.nn.grad.conv2d_input).
 inline Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_size, Pair2 stride = 1,
-                                Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1) {
+                                Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1,
+ Site site = Site::current()) {
+  RecordingSite at(site);
   if (input_size.rank() != 4 || (grad_output.defined() && grad_output.dim() == 4 && input_size[0] != grad_output.size(0)) ||
       (weight.defined() && weight.dim() == 4 && input_size[1] != weight.size(1) * groups))
     op_error("conv2d_input_grad", {&grad_output, 1}, "input_size must be [N, C, H, W] with the gradient's N and the weight's C");
@@ -58,7 +69,9 @@ inline Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight,
 /// conv2d's gradient with respect to its weight [O, C/groups, kH, kW] (weight_size), given
 /// the input and the gradient of the output, as one op (torch.nn.grad.conv2d_weight).
 inline Tensor conv2d_weight_grad(const Tensor& x, const Shape& weight_size, const Tensor& grad_output, Pair2 stride = 1,
-                                 Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1) {
+                                 Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1,
+ Site site = Site::current()) {
+  RecordingSite at(site);
   if (weight_size.rank() != 4 || (grad_output.defined() && grad_output.dim() == 4 && weight_size[0] != grad_output.size(1)) ||
       (x.defined() && x.dim() == 4 && groups > 0 && weight_size[1] * groups != x.size(1)))
     op_error("conv2d_weight_grad", {&x, 1}, "weight_size must be [O, C/groups, kH, kW] with the gradient's O and the input's C");
@@ -77,7 +90,8 @@ inline Tensor pool(const OpDesc& op, const Tensor& x, Pair2 kernel, std::optiona
 
 /// stride defaults to the kernel size, as in PyTorch.
 inline Tensor max_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> stride = std::nullopt, Pair2 padding = 0,
-                         Pair2 dilation = 1, bool ceil_mode = false) {
+                         Pair2 dilation = 1, bool ceil_mode = false, Site site = Site::current()) {
+  RecordingSite at(site);
   return detail::pool(pool::max_pool2d, x, kernel, stride, padding, dilation, ceil_mode, true);
 }
 
@@ -85,34 +99,37 @@ inline Tensor max_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> str
 /// each output's gradient added at the element its window chose. x is [N, C, H, W].
 inline Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& x, Pair2 kernel,
                                   std::optional<Pair2> stride = std::nullopt, Pair2 padding = 0, Pair2 dilation = 1,
-                                  bool ceil_mode = false) {
+                                  bool ceil_mode = false, Site site = Site::current()) {
+  RecordingSite at(site);
   Pair2 s = stride.value_or(kernel);
   Attrs a{{kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, dilation.h, dilation.w, ceil_mode, true}, {}};
   return record(pool::max_pool2d_backward, {grad_output, x}, a);
 }
 
 inline Tensor avg_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> stride = std::nullopt, Pair2 padding = 0,
-                         bool ceil_mode = false, bool count_include_pad = true) {
+                         bool ceil_mode = false, bool count_include_pad = true, Site site = Site::current()) {
+  RecordingSite at(site);
   return detail::pool(pool::avg_pool2d, x, kernel, stride, padding, 1, ceil_mode, count_include_pad);
 }
 
-inline Tensor adaptive_avg_pool2d(const Tensor& x, Pair2 output_size) {
+inline Tensor adaptive_avg_pool2d(const Tensor& x, Pair2 output_size, Site site = Site::current()) {
+  RecordingSite at(site);
   Attrs a{{output_size.h, output_size.w}, {}};
   return detail::batched4(x, [&](const Tensor& x4) { return record(pool::adaptive_avg_pool2d, {x4}, a); });
 }
 
 // Composite ops: built from the ops above, defined once per program (trace/functions/composites.hpp).
 /// exp(x - max) / sum: the max shift keeps exp finite.
-Tensor softmax(const Tensor& x, std::int64_t dim);
-Tensor log_softmax(const Tensor& x, std::int64_t dim);
+Tensor softmax(const Tensor& x, std::int64_t dim, Site site = Site::current());
+Tensor log_softmax(const Tensor& x, std::int64_t dim, Site site = Site::current());
 /// Normalises over the trailing dims `normalized_shape` (biased variance), then scales and shifts.
 Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
-                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5, Site site = Site::current());
 /// Input [N, C] or [N, C, *]. Training normalises with the batch statistics (biased variance)
 /// and updates the running statistics in place with the unbiased variance, as PyTorch; eval
 /// normalises with the running statistics.
 Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var,
                   const std::optional<Tensor>& weight = std::nullopt, const std::optional<Tensor>& bias = std::nullopt,
-                  bool training = false, double momentum = 0.1, double eps = 1e-5);
+                  bool training = false, double momentum = 0.1, double eps = 1e-5, Site site = Site::current());
 
 }  // namespace lt
