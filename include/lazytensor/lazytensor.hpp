@@ -1,6 +1,7 @@
 #pragma once
 // lazytensor: lazy tensors for C++. Include this header; the others are its parts.
 #include "lazytensor/core/device.hpp"
+#include "lazytensor/core/device_guard.hpp"
 #include "lazytensor/core/dtype.hpp"
 #include "lazytensor/core/error.hpp"
 #include "lazytensor/core/metrics.hpp"
@@ -8,9 +9,12 @@
 #include "lazytensor/ops/registry.hpp"
 #include "lazytensor/trace/debug.hpp"
 #include "lazytensor/trace/fixed_tensor.hpp"
+#include "lazytensor/trace/functions/arithmetic.hpp"
 #include "lazytensor/trace/functions/contraction.hpp"
 #include "lazytensor/trace/functions/creation.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
+#include "lazytensor/trace/functions/from_blob.hpp"
+#include "lazytensor/trace/functions/min_max.hpp"
 #include "lazytensor/trace/functions/movement.hpp"
 #include "lazytensor/trace/functions/nn.hpp"
 #include "lazytensor/trace/functions/reduction.hpp"

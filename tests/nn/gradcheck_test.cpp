@@ -76,7 +76,7 @@ std::vector<ModuleCase> module_cases() {
   c.push_back(module_case<MultiheadAttention>(
       "MultiheadAttention batch_first, masks", [] { return MultiheadAttention(4, 2, {.batch_first = true}); },
       {uniform_f64({2, 3, 4}, 22), uniform_f64({2, 2, 4}, 23)},
-      [](MultiheadAttention& m, const std::vector<Tensor>& in) { return m(in[0], in[1], in[1], in[2], in[3]).first; },
+      [](MultiheadAttention& m, const std::vector<Tensor>& in) { return m(in[0], in[1], in[1], in[2], true, in[3]).first; },
       {Tensor(from_vector(std::vector<std::int64_t>{0, 1, 0, 0}, {2, 2}) != 0),
        from_vector(std::vector<double>{0, -1, 0.5, 0, 0, 0}, {3, 2})}));
   c.push_back(module_case<MultiheadAttention>(
@@ -87,12 +87,13 @@ std::vector<ModuleCase> module_cases() {
         return Tensor(out.sum(2) + weights.sum(2).transpose(0, 1));
       }));
   c.push_back(module_case<TransformerEncoderLayer>(
-      "TransformerEncoderLayer", [] { return TransformerEncoderLayer(4, 2, {.dim_feedforward = 6, .dropout = 0.0}); },
+      "TransformerEncoderLayer sequence first", [] { return TransformerEncoderLayer(4, 2, {.dim_feedforward = 6, .dropout = 0.0}); },
       {uniform_f64({2, 3, 4}, 25)}));
   c.push_back(module_case<TransformerEncoderLayer>(
-      "TransformerEncoderLayer norm_first, gelu, dropout",
+      "TransformerEncoderLayer batch_first, norm_first, gelu, dropout",
       [] {
-        return TransformerEncoderLayer(4, 2, {.dim_feedforward = 6, .dropout = 0.2, .activation = "gelu", .norm_first = true});
+        return TransformerEncoderLayer(
+            4, 2, {.dim_feedforward = 6, .dropout = 0.2, .activation = "gelu", .batch_first = true, .norm_first = true});
       },
       {uniform_f64({1, 3, 4}, 26)}));
   return c;

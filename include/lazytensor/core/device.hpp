@@ -43,6 +43,7 @@ namespace detail {
 inline thread_local int current_lazy_index = 0;
 }  // namespace detail
 
-/// The current lazy device (`lazy:0` unless a replica has set another).
+/// This thread's current lazy device: `lazy:0` unless lt::set_device or an lt::device_guard
+/// (core/device_guard.hpp) chose another, or the thread is a replica of lt::launch.
 inline Device device() { return lazy(detail::current_lazy_index); }
 }  // namespace lt

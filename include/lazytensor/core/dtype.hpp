@@ -86,6 +86,14 @@ constexpr DType promote_types(DType a, DType b) {
   return static_cast<std::uint8_t>(a) > static_cast<std::uint8_t>(b) ? a : b;
 }
 
+/// Whether a value of dtype `from` may be stored in a tensor of dtype `to` by an in-place op
+/// (torch.can_cast): never from floating to integral or bool, nor from integral to bool.
+constexpr bool can_cast(DType from, DType to) {
+  if (is_floating(from)) return is_floating(to);
+  if (is_integral(from)) return to != DType::boolean;
+  return true;
+}
+
 /// The dtype PyTorch gives a Python scalar of this kind when it meets tensors.
 constexpr DType default_float = DType::f32;
 

@@ -31,8 +31,8 @@ inline std::array<std::uint32_t, 4> random_bits(std::uint64_t seed, std::uint64_
 
 /// Where a random call draws from: the stream `seed`, blocks from `offset` on.
 struct RandomState {
-  std::uint64_t seed = 0;
-  std::uint64_t offset = 0;
+  std::uint64_t seed = 0;    ///< the Philox key: the stream
+  std::uint64_t offset = 0;  ///< the first 128-bit block not yet drawn
   friend bool operator==(const RandomState&, const RandomState&) = default;
 };
 
@@ -43,16 +43,21 @@ class Generator {
   /// PyTorch's default seed, so that an unseeded program is still reproducible.
   static constexpr std::uint64_t default_seed = 67280421310721;
 
+  /// A generator at the start of the stream of `seed`.
   explicit Generator(std::uint64_t seed = default_seed) : state_{seed, 0} {}
 
   /// Restarts the stream of `seed`.
   void manual_seed(std::uint64_t seed) { set_state({seed, 0}); }
 
+  /// Where the next random call will draw: the seed and the first unclaimed block. Save it
+  /// (a checkpoint does) and give it to set_state() to draw the same values again.
   RandomState state() const {
     std::lock_guard lock(mutex_);
     return state_;
   }
-  /// Resumes from a saved state (e.g. one taken with a checkpoint).
+  /// Resumes from a state taken with state(): the next random call draws exactly what the
+  /// call after state() drew (torch.Generator.set_state's role; the state is two integers,
+  /// not a byte tensor).
   void set_state(RandomState s) {
     std::lock_guard lock(mutex_);
     state_ = s;

@@ -9,14 +9,11 @@
 namespace lt::nn {
 
 #define LT_NN_ACTIVATION(Name, fn)                                          \
-  class Name : public Module {                                              \
+  class Name : public Callable<Name> {                                      \
    public:                                                                  \
     Tensor forward(const Tensor& x, Site site = Site::current()) const {    \
       RecordingSite at(site);                                               \
       return ::lt::fn(x);                                                   \
-    }                                                                       \
-    Tensor operator()(const Tensor& x, Site site = Site::current()) const { \
-      return forward(x, site);                                              \
     }                                                                       \
   };
 LT_NN_ACTIVATION(ReLU, relu)
@@ -25,7 +22,7 @@ LT_NN_ACTIVATION(Sigmoid, sigmoid)
 #undef LT_NN_ACTIVATION
 
 /// GELU as a module: `gelu(x, approximate)`.
-class GELU : public Module {
+class GELU : public Callable<GELU> {
  public:
   /// approximate: "none" (erf) or "tanh".
   explicit GELU(std::string approximate = "none") : approximate(std::move(approximate)) {
@@ -34,8 +31,6 @@ class GELU : public Module {
   }
   /// gelu(x) with this module's approximation.
   Tensor forward(const Tensor& x, Site site = Site::current()) const { return gelu(x, approximate, site); }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// "none" (the exact form, with erf) or "tanh".
   std::string approximate;

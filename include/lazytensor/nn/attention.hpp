@@ -1,6 +1,8 @@
 #pragma once
 // MultiheadAttention: num_heads attentions over projections of the query, key and value,
 // concatenated and projected again.
+#include <tuple>
+
 #include "lazytensor/nn/functional/attention.hpp"
 #include "lazytensor/nn/init.hpp"
 #include "lazytensor/nn/linear.hpp"
@@ -14,13 +16,13 @@ struct MultiheadAttentionOptions {
   double dropout = 0.0;
   /// Whether the input and output projections have biases.
   bool bias = true;
-  /// Inputs and output [N, L, E] rather than [L, N, E].
-  bool batch_first = false;  // inputs [N, L, E] rather than [L, N, E]
+  /// Inputs and output [N, L, E] rather than [L, N, E] (PyTorch's default).
+  bool batch_first = false;
 };
 
 /// Multi-head attention as torch.nn.MultiheadAttention: packed query, key and value projections, scaled
 /// dot-product attention per head, and an output projection.
-class MultiheadAttention : public Module {
+class MultiheadAttention : public Callable<MultiheadAttention> {
  public:
   /// `num_heads` must divide `embed_dim`; raises lt::Error otherwise or for a dropout outside [0, 1].
   MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, MultiheadAttentionOptions options = {})
@@ -41,12 +43,16 @@ class MultiheadAttention : public Module {
   }
 
   /// query [N, L, E] (batch_first) or [L, N, E], or unbatched [L, E]; key and value [.., S, E].
-  /// attn_mask [L, S] or [N * num_heads, L, S]; key_padding_mask [N, S] (or [S]) bool, true for
-  /// keys to ignore, or floating, added. Returns the output, shaped as query, and the attention
-  /// weights averaged over the heads, [N, L, S] (or [L, S]).
+  /// key_padding_mask [N, S] (or [S]) bool, true for keys to ignore, or floating, added;
+  /// attn_mask [L, S] or [N * num_heads, L, S]. The arguments are PyTorch's, in its order.
+  /// Returns the output, shaped as query, and the attention weights: averaged over the heads,
+  /// [N, L, S] (or [L, S]), or per head, [N, H, L, S] (or [H, L, S]), when
+  /// average_attn_weights is false. Without need_weights the weights are an undefined tensor
+  /// (PyTorch's None) and nothing of them is recorded beyond what the output needs.
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const std::optional<Tensor>& key_padding_mask = {},
-                                    const std::optional<Tensor>& attn_mask = {}, Site site = Site::current()) const {
+                                    const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
+                                    const std::optional<Tensor>& attn_mask = {}, bool average_attn_weights = true,
+                                    Site site = Site::current()) const {
     RecordingSite at(site);
     const Tensor operands[] = {query, key, value};
     if (!query.defined() || !key.defined() || !value.defined()) op_error("MultiheadAttention", operands, "an operand is undefined");
@@ -69,19 +75,28 @@ class MultiheadAttention : public Module {
       return y.reshape({n, t.size(1), num_heads, d}).transpose(1, 2);  // [N, H, len, d]
     };
     Tensor mask = combined_mask(n, l, s, key_padding_mask, attn_mask, operands);
-    auto [heads, weights] = functional::scaled_dot_product_attention_with_weights(
-        proj(q, 0), proj(k, 1), proj(v, 2), mask.defined() ? std::optional<Tensor>(mask) : std::nullopt, options.dropout,
-        is_training());
+    std::optional<Tensor> sdpa_mask = mask.defined() ? std::optional<Tensor>(mask) : std::nullopt;
+    Tensor heads, weights;
+    if (need_weights) {
+      std::tie(heads, weights) = functional::scaled_dot_product_attention_with_weights(
+          proj(q, 0), proj(k, 1), proj(v, 2), sdpa_mask, options.dropout, is_training());
+      if (average_attn_weights) weights = weights.mean(1);
+      if (unbatched) weights = weights.squeeze(0);
+    } else {
+      heads = functional::scaled_dot_product_attention(proj(q, 0), proj(k, 1), proj(v, 2), sdpa_mask, options.dropout,
+                                                       is_training());
+    }
     Tensor out = out_proj(heads.transpose(1, 2).reshape({n, l, embed_dim}));
-    Tensor mean_weights = weights.mean(1);
-    if (unbatched) return {out.squeeze(0), mean_weights.squeeze(0)};
-    return {options.batch_first ? out : out.transpose(0, 1), mean_weights};
+    if (unbatched) return {out.squeeze(0), weights};
+    return {options.batch_first ? out : out.transpose(0, 1), weights};
   }
-  /// Same as forward(query, key, value, key_padding_mask, attn_mask).
+
+  /// forward(): spelled out, not forwarded, so that `{}` may stand for a mask left out.
   std::pair<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
-                                       const std::optional<Tensor>& key_padding_mask = {},
-                                       const std::optional<Tensor>& attn_mask = {}, Site site = Site::current()) const {
-    return forward(query, key, value, key_padding_mask, attn_mask, site);
+                                       const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
+                                       const std::optional<Tensor>& attn_mask = {}, bool average_attn_weights = true,
+                                       Site site = Site::current()) const {
+    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, site);
   }
 
   /// @{

@@ -20,7 +20,7 @@ struct BatchNormOptions {
 };
 
 namespace detail {
-class BatchNormBase : public Module {
+class BatchNormBase : public Callable<BatchNormBase> {
  public:
   BatchNormBase(const char* name, std::int64_t num_features, BatchNormOptions options, int min_rank, int max_rank)
       : options(options), name_(name), num_features_(num_features), min_rank_(min_rank), max_rank_(max_rank) {
@@ -56,7 +56,6 @@ class BatchNormBase : public Module {
     if (weight.defined()) w = weight, b = bias;
     return batch_norm(x, running_mean, running_var, w, b, use_batch, options.momentum, options.eps);
   }
-  Tensor operator()(const Tensor& x, Site site = Site::current()) { return forward(x, site); }
 
   std::int64_t num_features() const { return num_features_; }
 

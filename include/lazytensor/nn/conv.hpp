@@ -19,7 +19,7 @@ struct Conv2dOptions {
 };
 
 /// 2-D convolution over [N, C, H, W] or [C, H, W], as torch.nn.Conv2d.
-class Conv2d : public Module {
+class Conv2d : public Callable<Conv2d> {
  public:
   /// Weight and bias start uniform in ±1/sqrt(fan_in), as in PyTorch; raises lt::Error for sizes that do not
   /// divide by `groups`.
@@ -45,8 +45,6 @@ class Conv2d : public Module {
     if (bias.defined()) b = bias;
     return conv2d(x, weight, b, options.stride, options.padding, options.dilation, options.groups);
   }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// The options it was made with.
   Conv2dOptions options;

@@ -7,7 +7,7 @@ namespace lt::nn {
 
 /// Dropout as a module: zeroes each value with probability p and scales the rest by 1 / (1 - p) while
 /// training; the identity in eval mode.
-class Dropout : public Module {
+class Dropout : public Callable<Dropout> {
  public:
   /// Raises lt::Error for p outside [0, 1].
   explicit Dropout(double p = 0.5) : p(p) {
@@ -18,8 +18,6 @@ class Dropout : public Module {
     RecordingSite at(site);
     return dropout(x, p, is_training());
   }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// The probability of zeroing a value.
   double p;

@@ -7,7 +7,7 @@
 namespace lt::nn {
 
 /// A lookup table of learned rows, as torch.nn.Embedding.
-class Embedding : public Module {
+class Embedding : public Callable<Embedding> {
  public:
   /// Rows start as standard normal values, as in PyTorch.
   Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim) {
@@ -23,8 +23,6 @@ class Embedding : public Module {
     RecordingSite at(site);
     return embedding(weight, indices);
   }
-  /// Same as forward(indices).
-  Tensor operator()(const Tensor& indices, Site site = Site::current()) const { return forward(indices, site); }
 
   /// The table, [num_embeddings, embedding_dim].
   Tensor weight;  // [num_embeddings, embedding_dim]

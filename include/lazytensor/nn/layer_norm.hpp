@@ -15,7 +15,7 @@ struct LayerNormOptions {
 };
 
 /// Layer normalisation over the trailing dims given by `normalized_shape`, as torch.nn.LayerNorm.
-class LayerNorm : public Module {
+class LayerNorm : public Callable<LayerNorm> {
  public:
   /// Normalises over trailing dims of this shape; weight starts at 1 and bias at 0.
   explicit LayerNorm(Shape normalized_shape, LayerNormOptions options = {})
@@ -38,8 +38,6 @@ class LayerNorm : public Module {
     if (weight.defined()) w = weight, b = bias;
     return layer_norm(x, normalized_shape, w, b, options.eps);
   }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// The trailing dims it normalises over.
   Shape normalized_shape;

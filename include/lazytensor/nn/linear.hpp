@@ -13,7 +13,7 @@ struct LinearOptions {
 };
 
 /// A fully connected layer, y = x weightᵀ + bias, as torch.nn.Linear.
-class Linear : public Module {
+class Linear : public Callable<Linear> {
  public:
   /// Weight and bias start uniform in ±1/sqrt(in_features), as in PyTorch.
   Linear(std::int64_t in_features, std::int64_t out_features, LinearOptions options = {})
@@ -31,8 +31,6 @@ class Linear : public Module {
     RecordingSite at(site);
     return bias.defined() ? linear(x, weight, bias) : linear(x, weight);
   }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// @{
   /// The sizes of the last dim of the input and of the output.

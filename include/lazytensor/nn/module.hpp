@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lazytensor/autograd/grad_mode.hpp"
+#include "lazytensor/autograd/zero_grad.hpp"
 #include "lazytensor/runtime/values.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 
@@ -121,6 +122,15 @@ class Module {
   Module& eval() { return train(false); }
   /// Whether the module is in training mode.
   bool is_training() const { return training_; }
+
+  /// Resets the gradients of every parameter, as the optimizers' zero_grad: by default they
+  /// become undefined (PyTorch's set_to_none=True), and the next backward() sets them afresh;
+  /// with set_to_none false each defined gradient is set to zeros in place, ops that name the
+  /// line calling it.
+  void zero_grad(bool set_to_none = true, Site site = Site::current()) {
+    RecordingSite at(site);
+    for (auto& [name, p] : named_parameters()) ::lt::detail::reset_grad(p, set_to_none);
+  }
 
   /// Moves every parameter and buffer to `device` in place: handles to them, tied modules and
   /// optimizers built before see the move. Gradients are dropped.
@@ -251,6 +261,132 @@ class Module {
 
   std::vector<Entry> params_, buffers_, children_;
   bool training_ = true;
+};
+
+namespace detail {
+/// Whether `m.forward(args..., site)` is a call: forward takes the caller's line last.
+template <class M, class... Args>
+concept forward_takes_site = requires(M m, const Site& site, Args&&... args) {
+  m.forward(std::forward<Args>(args)..., site);
+};
+/// Whether `m(args...)` has a forward to call, with or without the caller's line.
+template <class M, class... Args>
+concept has_forward = forward_takes_site<M, Args...> || requires(M m, Args&&... args) {
+  m.forward(std::forward<Args>(args)...);
+};
+/// m.forward(args..., site) where forward takes a site, else m.forward(args...).
+template <class M, class... Args>
+decltype(auto) call_forward(M& m, const Site& site, Args&&... args) {
+  if constexpr (forward_takes_site<M&, Args...>) return m.forward(std::forward<Args>(args)..., site);
+  else return m.forward(std::forward<Args>(args)...);
+}
+}  // namespace detail
+
+/// The base that makes a module callable: `model(x, ...)` calls `model.forward(x, ...)`.
+/// Derive a model from it with its own type, `struct Net : lt::nn::Callable<Net>`; it is a
+/// Module, with everything a Module has. (C++20 has no way for the Module base to name the
+/// derived type's forward; LibTorch's answer is TORCH_MODULE's holder, this one is a base.)
+///
+/// The call takes the caller's line (core/site.hpp) as a defaulted last parameter, as every
+/// recording function does, and gives it to a forward whose last parameter is a `Site`: the
+/// layers' forward opens a RecordingSite with it, so `fc(x)` names the line of `fc(x)`. A
+/// forward without one (a model of your own) is called without it, and each of its ops names
+/// its own line there, as when forward is called directly. A site parameter cannot follow a
+/// parameter pack, so the call takes one to six arguments (with none, a generic forward would
+/// be instantiated with the site as its input); a forward of more, or one called with `{}`
+/// for an argument (which no template deduces), spells out its own operator(), as
+/// MultiheadAttention does.
+template <class Derived>
+class Callable : public Module {
+ public:
+  // D stands for Derived so that nothing is looked up in it before a call, where it is complete.
+  /// Calls forward(a1, site) where forward takes the caller's line last, else forward(a1),
+  /// and returns what it returns.
+  template <class D = Derived, class A1>
+    requires detail::has_forward<D&, A1>
+  decltype(auto) operator()(A1&& a1, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1));
+  }
+  /// Calls forward(a1, a2, site) where forward takes the caller's line last, else forward(a1, a2),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2>
+    requires detail::has_forward<D&, A1, A2>
+  decltype(auto) operator()(A1&& a1, A2&& a2, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2));
+  }
+  /// Calls forward(a1, a2, a3, site) where forward takes the caller's line last, else forward(a1, a2, a3),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3>
+    requires detail::has_forward<D&, A1, A2, A3>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3));
+  }
+  /// Calls forward(a1, ..., a4, site) where forward takes the caller's line last, else forward(a1, ..., a4),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3, class A4>
+    requires detail::has_forward<D&, A1, A2, A3, A4>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4));
+  }
+  /// Calls forward(a1, ..., a5, site) where forward takes the caller's line last, else forward(a1, ..., a5),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5>
+    requires detail::has_forward<D&, A1, A2, A3, A4, A5>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5));
+  }
+  /// Calls forward(a1, ..., a6, site) where forward takes the caller's line last, else forward(a1, ..., a6),
+  /// and returns what it returns.
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5, class A6>
+    requires detail::has_forward<D&, A1, A2, A3, A4, A5, A6>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, A6&& a6, Site site = Site::current()) {
+    return detail::call_forward(static_cast<D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5), std::forward<A6>(a6));
+  }
+
+  /// The same on a const module: a const forward(a1).
+  template <class D = Derived, class A1>
+    requires detail::has_forward<const D&, A1>
+  decltype(auto) operator()(A1&& a1, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1));
+  }
+  /// The same on a const module: a const forward(a1, a2).
+  template <class D = Derived, class A1, class A2>
+    requires detail::has_forward<const D&, A1, A2>
+  decltype(auto) operator()(A1&& a1, A2&& a2, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2));
+  }
+  /// The same on a const module: a const forward(a1, a2, a3).
+  template <class D = Derived, class A1, class A2, class A3>
+    requires detail::has_forward<const D&, A1, A2, A3>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3));
+  }
+  /// The same on a const module: a const forward(a1, ..., a4).
+  template <class D = Derived, class A1, class A2, class A3, class A4>
+    requires detail::has_forward<const D&, A1, A2, A3, A4>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4));
+  }
+  /// The same on a const module: a const forward(a1, ..., a5).
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5>
+    requires detail::has_forward<const D&, A1, A2, A3, A4, A5>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5));
+  }
+  /// The same on a const module: a const forward(a1, ..., a6).
+  template <class D = Derived, class A1, class A2, class A3, class A4, class A5, class A6>
+    requires detail::has_forward<const D&, A1, A2, A3, A4, A5, A6>
+  decltype(auto) operator()(A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5, A6&& a6, Site site = Site::current()) const {
+    return detail::call_forward(static_cast<const D&>(*this), site, std::forward<A1>(a1), std::forward<A2>(a2),
+                                std::forward<A3>(a3), std::forward<A4>(a4), std::forward<A5>(a5), std::forward<A6>(a6));
+  }
 };
 
 }  // namespace lt::nn

@@ -18,7 +18,7 @@ struct MaxPool2dOptions {
 };
 
 /// Max pooling as a module, as torch.nn.MaxPool2d.
-class MaxPool2d : public Module {
+class MaxPool2d : public Callable<MaxPool2d> {
  public:
   /// A pool with window `kernel_size` (one value or {h, w}).
   explicit MaxPool2d(Pair2 kernel_size, MaxPool2dOptions options = {}) : kernel_size(kernel_size), options(options) {}
@@ -27,8 +27,6 @@ class MaxPool2d : public Module {
     RecordingSite at(site);
     return max_pool2d(x, kernel_size, options.stride, options.padding, options.dilation, options.ceil_mode);
   }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// The window size.
   Pair2 kernel_size;
@@ -50,7 +48,7 @@ struct AvgPool2dOptions {
 };
 
 /// Average pooling as a module, as torch.nn.AvgPool2d.
-class AvgPool2d : public Module {
+class AvgPool2d : public Callable<AvgPool2d> {
  public:
   /// A pool with window `kernel_size` (one value or {h, w}).
   explicit AvgPool2d(Pair2 kernel_size, AvgPool2dOptions options = {}) : kernel_size(kernel_size), options(options) {}
@@ -59,8 +57,6 @@ class AvgPool2d : public Module {
     RecordingSite at(site);
     return avg_pool2d(x, kernel_size, options.stride, options.padding, options.ceil_mode, options.count_include_pad);
   }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// The window size.
   Pair2 kernel_size;
@@ -69,7 +65,7 @@ class AvgPool2d : public Module {
 };
 
 /// Flattens dims start_dim..end_dim (by default all but the batch dim).
-class Flatten : public Module {
+class Flatten : public Callable<Flatten> {
  public:
   /// Flattens dims start_dim to end_dim (negative dims count from the end).
   explicit Flatten(std::int64_t start_dim = 1, std::int64_t end_dim = -1) : start_dim(start_dim), end_dim(end_dim) {}
@@ -78,8 +74,6 @@ class Flatten : public Module {
     RecordingSite at(site);
     return flatten(x, start_dim, end_dim);
   }
-  /// Same as forward(x).
-  Tensor operator()(const Tensor& x, Site site = Site::current()) const { return forward(x, site); }
 
   /// @{
   /// The first and last dims flattened.

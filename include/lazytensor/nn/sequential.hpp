@@ -11,14 +11,14 @@ namespace lt::nn {
 /// Modules of any types chained at compile time, as torch.nn.Sequential; held by value in a std::tuple and
 /// registered as submodules "0", "1", ...
 template <class... Ms>
-class Sequential : public Module {
+class Sequential : public Callable<Sequential<Ms...>> {
   static_assert(sizeof...(Ms) > 0, "lt::nn::Sequential needs at least one module");
   static_assert((std::is_base_of_v<Module, Ms> && ...), "lt::nn::Sequential holds lt::nn::Module types only");
 
  public:
   /// Takes the modules by value (copies share their tensors).
   explicit Sequential(Ms... modules) : modules_(std::move(modules)...) {
-    std::apply([&](auto&... m) { register_modules(m...); }, modules_);
+    std::apply([&](auto&... m) { this->register_modules(m...); }, modules_);
   }
 
   /// Passes x through each module in turn and returns the last one's output; each module's ops
@@ -28,9 +28,6 @@ class Sequential : public Module {
     RecordingSite at(site);
     return std::apply([&](auto&... m) { return chain(std::forward<X>(x), m...); }, modules_);
   }
-  /// Same as forward(x).
-  template <class X>
-  auto operator()(X&& x, Site site = Site::current()) { return forward(std::forward<X>(x), site); }
 
   /// The i-th module, with its own type.
   template <std::size_t I>

@@ -17,18 +17,18 @@ struct TransformerEncoderLayerOptions {
   /// Dropout probability of the attention and the feed-forward network.
   double dropout = 0.1;
   /// The feed-forward network's activation: "relu" or "gelu".
-  std::string activation = "relu";  // or "gelu"
+  std::string activation = "relu";
   /// The layer norms' epsilon.
   double layer_norm_eps = 1e-5;
-  /// Inputs [N, S, E] (the default here) rather than [S, N, E].
-  bool batch_first = true;
+  /// Inputs [N, S, E] rather than [S, N, E] (PyTorch's default).
+  bool batch_first = false;
   /// Layer norm before the attention and the feed-forward network (pre-norm) rather than after.
   bool norm_first = false;
 };
 
 /// One encoder layer, self-attention then a feed-forward network, each with a residual and a layer norm, as
 /// torch.nn.TransformerEncoderLayer.
-class TransformerEncoderLayer : public Module {
+class TransformerEncoderLayer : public Callable<TransformerEncoderLayer> {
  public:
   /// A layer of width `d_model` with `nhead` heads; raises lt::Error for an unknown activation.
   TransformerEncoderLayer(std::int64_t d_model, std::int64_t nhead, TransformerEncoderLayerOptions options = {})
@@ -60,7 +60,7 @@ class TransformerEncoderLayer : public Module {
     }
     return x;
   }
-  /// Same as forward(src, src_mask, src_key_padding_mask).
+  /// forward(): spelled out, not forwarded, so that `{}` may stand for a mask left out.
   Tensor operator()(const Tensor& src, const std::optional<Tensor>& src_mask = {},
                     const std::optional<Tensor>& src_key_padding_mask = {}, Site site = Site::current()) {
     return forward(src, src_mask, src_key_padding_mask, site);
@@ -85,7 +85,7 @@ class TransformerEncoderLayer : public Module {
 
  private:
   Tensor self_attention(const Tensor& x, const std::optional<Tensor>& mask, const std::optional<Tensor>& padding) {
-    return dropout1(self_attn(x, x, x, padding, mask).first);
+    return dropout1(self_attn(x, x, x, padding, /*need_weights=*/false, mask).first);
   }
   Tensor feed_forward(const Tensor& x) {
     Tensor h = linear1(x);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lazytensor/autograd/grad_mode.hpp"
+#include "lazytensor/autograd/zero_grad.hpp"
 #include "lazytensor/optim/state_dict.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 
@@ -43,9 +44,12 @@ class Optimizer {
       if (params_[k].grad().defined()) update(k, params_[k], params_[k].grad());
   }
 
-  /// Drops the gradients (PyTorch's set_to_none): the next backward() sets them afresh.
-  void zero_grad() {
-    for (Tensor& p : params_) p.mutable_grad() = {};
+  /// Drops the gradients (PyTorch's set_to_none=True, the default): the next backward() sets
+  /// them afresh. With set_to_none false each defined gradient is set to zeros in place, ops
+  /// that name the line calling it.
+  void zero_grad(bool set_to_none = true, Site site = Site::current()) {
+    RecordingSite at(site);
+    for (Tensor& p : params_) ::lt::detail::reset_grad(p, set_to_none);
   }
 
   /// The current learning rate.

@@ -60,6 +60,10 @@ class ElementwiseMethods {
   }
   LT_BINARY_TABLE(LT_BINARY_METHOD)
 #undef LT_BINARY_METHOD
+  /// *this + alpha * other, as PyTorch's add(other, alpha) (trace/functions/arithmetic.hpp).
+  template <class X> Tensor add(const X& other, Scalar alpha, Site site = Site::current()) const;
+  /// *this - alpha * other, as PyTorch's sub(other, alpha).
+  template <class X> Tensor sub(const X& other, Scalar alpha, Site site = Site::current()) const;
   /// GELU: x * Φ(x) with approximate "none" (erf), or its tanh approximation with "tanh".
   auto gelu(std::string_view approximate = "none",
             Site site = Site::current()) const;  // trace/functions/elementwise.hpp

@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -76,6 +77,28 @@ class Tensor : public ElementwiseMethods<Tensor> {
   /// The same value, cut from autograd: it does not require grad and shares the value.
   Tensor detach() const;
 
+  // In place (defined in autograd/in_place.hpp): as `t += x`, the tensor (every handle of it)
+  // is rebound to the result, which must have its shape and a dtype that casts to its dtype
+  // (torch.can_cast), and takes the result's autograd history. A leaf that requires grad
+  // refuses, as in PyTorch, outside lt::no_grad. The storage is not written: views of the
+  // tensor, and memory it was made from (lt::from_blob), keep the old value.
+  /// *this += alpha * other.
+  Tensor& add_(const Tensor& other, Scalar alpha = 1, Site site = Site::current());
+  /// *this += alpha * other.
+  Tensor& add_(Scalar other, Scalar alpha = 1, Site site = Site::current());
+  /// *this -= alpha * other.
+  Tensor& sub_(const Tensor& other, Scalar alpha = 1, Site site = Site::current());
+  /// *this -= alpha * other.
+  Tensor& sub_(Scalar other, Scalar alpha = 1, Site site = Site::current());
+  /// *this *= other.
+  Tensor& mul_(const Tensor& other, Site site = Site::current());
+  /// *this *= other.
+  Tensor& mul_(Scalar other, Site site = Site::current());
+  /// *this /= other (true division: an integral tensor refuses, its quotient is floating).
+  Tensor& div_(const Tensor& other, Site site = Site::current());
+  /// *this /= other (true division).
+  Tensor& div_(Scalar other, Site site = Site::current());
+
   // Reverse mode (defined by the autograd layer, autograd/).
   /// Marks a floating leaf as requiring (or no longer requiring) gradients; returns *this.
   Tensor& requires_grad_(bool requires_grad = true);
@@ -135,6 +158,19 @@ class Tensor : public ElementwiseMethods<Tensor> {
   Tensor argmin(Site site = Site::current()) const;
   /// The indices (i64) of the smallest elements along `dim`.
   Tensor argmin(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  // max and min (trace/functions/min_max.hpp)
+  /// The largest element (NaN if any is NaN), as amax().
+  Tensor max(Site site = Site::current()) const;
+  /// The largest values along `dim` and their first indices (i64), as torch.max(dim, keepdim).
+  std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  /// The elementwise maximum with `other`, as maximum().
+  Tensor max(const Tensor& other, Site site = Site::current()) const;
+  /// The smallest element (NaN if any is NaN), as amin().
+  Tensor min(Site site = Site::current()) const;
+  /// The smallest values along `dim` and their first indices (i64), as torch.min(dim, keepdim).
+  std::tuple<Tensor, Tensor> min(std::int64_t dim, bool keepdim = false, Site site = Site::current()) const;
+  /// The elementwise minimum with `other`, as minimum().
+  Tensor min(const Tensor& other, Site site = Site::current()) const;
   /// The variance of every element, divided by numel - correction (1: Bessel's).
   Tensor var(std::int64_t correction = 1, Site site = Site::current()) const;
   /// The variance over `dims`, divided by their count - correction.
