@@ -13,26 +13,31 @@
 
 namespace lt::nn::functional {
 
-Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, Site site) {
+Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index,
+                Site site) {
   RecordingSite at(site);
-  detail::check_classes("nll_loss", input, target);
-  return detail::reduce(detail::picked(input, target), reduction);
+  detail::check_classes("nll_loss", input, target, ignore_index);
+  Tensor counted = detail::counted(target, ignore_index);
+  // Ignored targets gather class 0, in range; where() then drops their loss and gradient.
+  Tensor safe = where(counted, target, 0);
+  return detail::reduce_counted(detail::picked(input, safe), counted, reduction);
 }
 
-Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction,
-                            double label_smoothing, Site site) {
+Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction, double label_smoothing,
+                     std::int64_t ignore_index, Site site) {
   RecordingSite at(site);
-  detail::check_classes("cross_entropy", input, target);
+  detail::check_classes("cross_entropy", input, target, ignore_index);
   if (!(label_smoothing >= 0 && label_smoothing <= 1))
     op_error("cross_entropy", {&input, 1}, ::lt::detail::concat("label_smoothing must be in [0, 1], got ", label_smoothing));
   int class_dim = input.dim() == 1 ? 0 : 1;
   Tensor log_probs = log_softmax(input, class_dim);
-  Tensor loss = detail::picked(log_probs, target);
+  Tensor counted = detail::counted(target, ignore_index);
+  Tensor loss = detail::picked(log_probs, where(counted, target, 0));
   if (label_smoothing > 0) {
     Tensor uniform = -log_probs.mean(class_dim);
     loss = loss * (1 - label_smoothing) + uniform * label_smoothing;
   }
-  return detail::reduce(loss, reduction);
+  return detail::reduce_counted(loss, counted, reduction);
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction, Site site) {
