@@ -110,9 +110,10 @@ inline void check_layout(std::string_view optimizer, const OptimizerState& s, co
     const std::vector<std::int64_t>& ids = s.param_groups[g].params;
     LT_CHECK(ids.size() == groups[g].size(), optimizer, ".load_state_dict: param group ", g, " holds ", ids.size(),
              " parameters, the optimizer's ", groups[g].size());
+    // A group's parameters are consecutive: groups were made one after the other.
     for (std::size_t k = 0; k < ids.size(); ++k)
-      LT_CHECK(ids[k] == groups[g][k], optimizer, ".load_state_dict: param group ", g, " must hold parameter ",
-               groups[g][k], " in place ", k, ", got ", ids[k]);
+      LT_CHECK(ids[k] == groups[g][k], optimizer, ".load_state_dict: param group ", g, " must hold parameters ",
+               groups[g].front(), "..", groups[g].back(), " in order, got ", ids[k], " in place ", k);
   }
   for (auto& [index, entry] : s.state) {
     LT_CHECK(index >= 0 && index < static_cast<std::int64_t>(params.size()), optimizer,
