@@ -31,5 +31,6 @@
 #include "lazytensor/optim/updates.hpp"
 #include "lazytensor/data/definitions.hpp"
 #include "lazytensor/nn/functional/definitions.hpp"
+#include "lazytensor/nn/utils/definitions.hpp"
 #include "lazytensor/distributed/definitions.hpp"
 #include "lazytensor/io/definitions.hpp"

@@ -15,3 +15,4 @@
 #include "lazytensor/nn/pooling.hpp"
 #include "lazytensor/nn/sequential.hpp"
 #include "lazytensor/nn/transformer.hpp"
+#include "lazytensor/nn/utils/clip_grad.hpp"

@@ -5,3 +5,4 @@
 #include "lazytensor/optim/lr_scheduler.hpp"
 #include "lazytensor/optim/optimizer.hpp"
 #include "lazytensor/optim/sgd.hpp"
+#include "lazytensor/optim/warmup_schedules.hpp"

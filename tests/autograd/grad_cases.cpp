@@ -83,6 +83,7 @@ LT_GRAD_TEST(clamp) {
           one("min only, integer bound", var({3, 4}, 2), [](const Tensor& x) { return clamp(x, 0); }),
           one("max only", var({3, 4}, 3), [](const Tensor& x) { return clamp(x, std::nullopt, 0.3); })};
 }
+LT_GRAD_TEST(check_finite) { return unary([](const Tensor& x) { return check_finite(x); }); }
 LT_GRAD_TEST(logical_not) { return unary([](const Tensor& x) { return logical_not(x); }); }
 LT_GRAD_TEST(isnan) { return unary([](const Tensor& x) { return isnan(x); }); }
 LT_GRAD_TEST(isinf) { return unary([](const Tensor& x) { return isinf(x); }); }

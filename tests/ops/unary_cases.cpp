@@ -101,6 +101,17 @@ LT_OP_TEST(log2) {
   return float_op_cases([](const Tensor& x) { return lt::log2(x); }, [](double x) { return std::log2(x); }, 0.01, 9);
 }
 
+LT_OP_TEST(check_finite) {
+  // Finite values pass unchanged; a NaN or an infinity is a fault (tests/nn/clip_grad_test.cpp).
+  auto same = [](double x) { return x; };
+  auto call = [](const Tensor& x) { return lt::check_finite(x); };
+  return {unary_case("f32 [3, 5]", random_ref({3, 5}, f32, 51, -1e30, 1e30), call, f32, same),
+          unary_case("f32 rank 0", random_ref({}, f32, 52), call, f32, same),
+          unary_case("f32 [170, 201], several parallel blocks", random_ref({170, 201}, f32, 53), call, f32, same),
+          unary_case("size 0", random_ref({0, 3}), call, f32, same),
+          tight(unary_case("f64 [2, 3]", random_ref({2, 3}, f64, 54, -1e300, 1e300), call, f64, same))};
+}
+
 LT_OP_TEST(log1p) {
   CaseList c = float_op_cases([](const Tensor& x) { return lt::log1p(x); }, [](double x) { return std::log1p(x); }, -0.99, 9);
   // Close to 0 log1p keeps precision that log(1 + x) loses.

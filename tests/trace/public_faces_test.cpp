@@ -60,6 +60,7 @@ TEST_F(PublicFaces, EveryTableOpHasItsFacesAndEachRecordsIt) {
   expect_records(OpId::clamp, lt::clamp(a, 0.6, 0.9), "lt::clamp");
   expect_records(OpId::clamp, a.clamp(0.6), "tensor.clamp()");
   expect_records(OpId::where, lt::where(Tensor(a > b), a, b), "lt::where");
+  expect_records(OpId::check_finite, lt::check_finite(a), "lt::check_finite");
 
   // Every elementwise op of the registry came from the table (the cast aside, a leaf op).
   for (const OpDesc* op : registered_ops)

@@ -61,7 +61,8 @@
   X(isinf, 43, IsInf, rules::ToBool, plain, not_differentiable)                                 \
   X(erf, 44, Erf, rules::ToFloat, plain, grad::rule::erf)                                       \
   X(clamp, 45, Clamp, rules::Promote<>, custom, grad::rule::clamp)                             \
-  X(log2, 46, Log2, rules::ToFloat, plain, LT_GRAD_X(g / (x * std::numbers::ln2)))
+  X(log2, 46, Log2, rules::ToFloat, plain, LT_GRAD_X(g / (x * std::numbers::ln2)))            \
+  X(check_finite, 47, CheckFinite, rules::ToFloat, custom, LT_GRAD_X(g))
 
 /// Elementwise ops of two operands (functors in ops/binary.hpp); columns as LT_UNARY_TABLE's,
 /// a formula being LT_GRAD_AB(gradient of a, gradient of b) (ops/binary_grad.hpp).

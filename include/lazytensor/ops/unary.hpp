@@ -119,6 +119,39 @@ struct Clamp {
   }
 };
 
+/// What a check_finite node guards, named in its fault (attrs.ints[0]).
+enum class FiniteGuard : std::int64_t {
+  value = 0,      ///< a value of the user's
+  grad_norm = 1,  ///< clip_grad_norm_'s total norm of the gradients; attrs.floats[0] is its order
+};
+
+/// The value unchanged; a NaN or an infinity is a fault of the step, raised where the kernel
+/// runs (at the next barrier or read on a lazy device), so that checking needs no read of its
+/// own. attrs: ints {FiniteGuard}, floats {the norm's order}. Floating operands only.
+struct CheckFinite {
+  FiniteGuard guard;
+  double order;
+  explicit CheckFinite(const Attrs& a) : guard(static_cast<FiniteGuard>(a.ints[0])), order(a.floats[0]) {}
+  template <class T> T operator()(T x) const {
+    if constexpr (!is_int<T>)
+      if (!std::isfinite(x)) [[unlikely]] fail_at(static_cast<double>(x));
+    return x;
+  }
+  [[noreturn]] void fail_at(double x) const {
+    if (guard == FiniteGuard::grad_norm)
+      fail("clip_grad_norm_: the total norm of order ", order, " of the gradients is ", x,
+           ", so they cannot be clipped (error_if_nonfinite = false scales them by it anyway)");
+    fail("check_finite: a value is ", x);
+  }
+  static Meta infer(std::span<const Meta> in, const Attrs& a) {
+    LT_CHECK(a.ints.size() == 1 && a.floats.size() == 1 && a.ints[0] >= 0 && a.ints[0] <= 1,
+             "check_finite takes {guard} and {order}");
+    LT_CHECK(in[0].dtype == DType::f32 || in[0].dtype == DType::f64, "the operand must be f32 or f64, not ",
+             name(in[0].dtype));
+    return {in[0].shape, in[0].dtype};
+  }
+};
+
 LT_UNARY_TABLE(LT_UNARY_DESCRIPTOR)
 
 }  // namespace lt::unary

@@ -35,18 +35,20 @@ class SGD : public Optimizer {
   /// PyTorch's layout: state {i: {"momentum_buffer"}} for the parameters that have one, and a
   /// group of lr, momentum, dampening, weight_decay, nesterov (and maximize, off).
   OptimizerState state_dict() const override {
-    OptimizerState s{{}, {group({{"lr", lr()},
-                                 {"momentum", options.momentum},
-                                 {"dampening", options.dampening},
-                                 {"weight_decay", options.weight_decay},
-                                 {"nesterov", options.nesterov},
-                                 {"maximize", false}})}};
+    OptimizerState s{{}, groups([&](std::size_t) {
+                       return Hyperparameters{{"lr", lr()},
+                                              {"momentum", options.momentum},
+                                              {"dampening", options.dampening},
+                                              {"weight_decay", options.weight_decay},
+                                              {"nesterov", options.nesterov},
+                                              {"maximize", false}};
+                     })};
     for (std::size_t k = 0; k < momentum_.size(); ++k)
       if (momentum_[k].defined()) s.state[static_cast<std::int64_t>(k)]["momentum_buffer"] = momentum_[k].detach();
     return s;
   }
   void load_state_dict(const OptimizerState& s) override {
-    detail::check_layout("SGD", s, parameters(), {"momentum_buffer"});
+    detail::check_layout("SGD", s, parameters(), group_indices(), {"momentum_buffer"});
     detail::GroupReader g(detail::group_where("SGD"), s.param_groups[0].options);
     g.check_keys({"lr", "momentum", "dampening", "weight_decay", "nesterov"});
     SGDOptions o{.lr = g.number("lr"), .momentum = g.number("momentum"), .dampening = g.number("dampening"),

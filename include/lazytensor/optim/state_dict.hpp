@@ -32,11 +32,11 @@ struct ParamGroup {
 };
 
 /// Per-parameter state by parameter index ("momentum_buffer"; "step", "exp_avg",
-/// "exp_avg_sq"), then the param groups. lazytensor's optimizers hold one group.
+/// "exp_avg_sq"), then the param groups.
 struct OptimizerState {
   /// Each parameter's state tensors by name, by parameter index.
   std::map<std::int64_t, std::map<std::string, Tensor>> state;
-  /// The param groups; one for lazytensor's optimizers.
+  /// The param groups, each with the indices of its parameters.
   std::vector<ParamGroup> param_groups;
 };
 
@@ -66,6 +66,9 @@ class GroupReader {
   /// Refuses keys outside `known`, and PyTorch's flags that lazytensor does not implement
   /// unless they are off.
   void check_keys(std::initializer_list<std::string_view> known) const {
+    check_keys(std::vector<std::string_view>(known));
+  }
+  void check_keys(const std::vector<std::string_view>& known) const {
     for (auto& [key, value] : options_) {
       bool ok = false;
       for (std::string_view k : known) ok = ok || k == key;
@@ -91,23 +94,27 @@ class GroupReader {
 };
 
 /// Where a loaded group sits, for messages.
-inline std::string group_where(std::string_view optimizer) {
-  return std::string(optimizer) + ".load_state_dict: param_groups[0]";
+inline std::string group_where(std::string_view optimizer, std::size_t group = 0) {
+  return std::string(optimizer) + ".load_state_dict: param_groups[" + std::to_string(group) + "]";
 }
 
-/// Checks the layout every lazytensor optimizer shares: one group over parameters 0..n-1, and
-/// state only for those indices, each entry holding exactly `names`, shaped as its parameter
-/// (a "step" holds one element).
+/// Checks the layout every lazytensor optimizer shares: the optimizer's groups, each over the
+/// parameter indices `groups` gives, and state only for its parameters, each entry holding
+/// exactly `names`, shaped as its parameter (a "step" holds one element).
 inline void check_layout(std::string_view optimizer, const OptimizerState& s, const std::vector<Tensor>& params,
+                         const std::vector<std::vector<std::int64_t>>& groups,
                          std::initializer_list<std::string_view> names) {
-  LT_CHECK(s.param_groups.size() == 1, optimizer, ".load_state_dict: expected 1 param group, got ",
-           s.param_groups.size());
-  const std::vector<std::int64_t>& ids = s.param_groups[0].params;
-  LT_CHECK(ids.size() == params.size(), optimizer, ".load_state_dict: the group holds ", ids.size(),
-           " parameters, the optimizer ", params.size());
-  for (std::size_t k = 0; k < ids.size(); ++k)
-    LT_CHECK(ids[k] == static_cast<std::int64_t>(k), optimizer, ".load_state_dict: the group's parameters must be 0..",
-             params.size() - 1, " in order");
+  LT_CHECK(s.param_groups.size() == groups.size(), optimizer, ".load_state_dict: expected ", groups.size(),
+           " param groups, got ", s.param_groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<std::int64_t>& ids = s.param_groups[g].params;
+    LT_CHECK(ids.size() == groups[g].size(), optimizer, ".load_state_dict: param group ", g, " holds ", ids.size(),
+             " parameters, the optimizer's ", groups[g].size());
+    // A group's parameters are consecutive: groups were made one after the other.
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      LT_CHECK(ids[k] == groups[g][k], optimizer, ".load_state_dict: param group ", g, " must hold parameters ",
+               groups[g].front(), "..", groups[g].back(), " in order, got ", ids[k], " in place ", k);
+  }
   for (auto& [index, entry] : s.state) {
     LT_CHECK(index >= 0 && index < static_cast<std::int64_t>(params.size()), optimizer,
              ".load_state_dict: state for parameter ", index, ", which the optimizer does not have");

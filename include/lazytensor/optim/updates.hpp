@@ -27,8 +27,10 @@ void SGD::update(std::size_t k, Tensor& p, const Tensor& grad) {
 }
 
 void detail::AdamBase::update(std::size_t k, Tensor& p, const Tensor& grad) {
-  const AdamOptions& o = options;
-  if (decoupled_ && o.weight_decay != 0) p.assign(p * (1 - lr() * o.weight_decay));
+  const std::size_t group = group_of(k);
+  const AdamOptions& o = group_options_[group];
+  const double lr = this->lr(group);
+  if (decoupled_ && o.weight_decay != 0) p.assign(p * (1 - lr * o.weight_decay));
   Tensor g = !decoupled_ && o.weight_decay != 0 ? Tensor(grad + p * o.weight_decay) : grad;
   Tensor& m = exp_avg_[k];
   Tensor& v = exp_avg_sq_[k];
@@ -43,7 +45,7 @@ void detail::AdamBase::update(std::size_t k, Tensor& p, const Tensor& grad) {
   // the scalars: as t grows, no scalar tends to exactly 1, which would compile a new plan.
   auto t = static_cast<double>(steps());
   double root_correction2 = std::sqrt(1 - std::pow(o.beta2, t));
-  double step_size = lr() * root_correction2 / (1 - std::pow(o.beta1, t));
+  double step_size = lr * root_correction2 / (1 - std::pow(o.beta1, t));
   p.assign(p - m * step_size / (sqrt(v) + o.eps * root_correction2));
 }
 

@@ -55,6 +55,25 @@ template <tensor_like X> auto clamp_max(X&& x, Scalar max, Site site = Site::cur
   return clamp(std::forward<X>(x), std::nullopt, max, site);
 }
 
+/// `x` unchanged, as a node that checks it: a NaN or an infinity in it is a fault of the step,
+/// raised as lt::Error at the next barrier or read on a lazy device (at once on the eager one),
+/// like an index out of range. Checking reads nothing back, so the step stays one graph.
+/// Floating operands only.
+template <tensor_like X>
+auto check_finite(X&& x, Site site = Site::current()) {
+  return detail::make_expr_with<unary::check_finite>(Attrs{{static_cast<std::int64_t>(unary::FiniteGuard::value)}, {0.0}},
+                                                     site, std::forward<X>(x));
+}
+
+namespace detail {
+/// check_finite whose fault names clip_grad_norm_'s total norm of order `order`.
+template <tensor_like X>
+auto check_finite_grad_norm(X&& norm, double order, Site site = Site::current()) {
+  return make_expr_with<unary::check_finite>(Attrs{{static_cast<std::int64_t>(unary::FiniteGuard::grad_norm)}, {order}},
+                                             site, std::forward<X>(norm));
+}
+}  // namespace detail
+
 /// Operands of a binary elementwise op: tensors, expressions or C++ scalars, not only scalars.
 template <class A, class B>
 concept binary_operands = (tensor_like<A> || tensor_like<B>) && elementwise_operand<A> && elementwise_operand<B>;
