@@ -83,8 +83,10 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
       if (average_attn_weights) weights = weights.mean(1);
       if (unbatched) weights = weights.squeeze(0);
     } else {
-      heads = functional::scaled_dot_product_attention(proj(q, 0), proj(k, 1), proj(v, 2), sdpa_mask, options.dropout,
-                                                       is_training());
+      // PyTorch's functional form: dropout whenever its rate is above 0, so eval passes 0; the
+      // combined mask is a floating one, added to the scores in either convention.
+      heads = functional::scaled_dot_product_attention(proj(q, 0), proj(k, 1), proj(v, 2), sdpa_mask,
+                                                       is_training() ? options.dropout : 0.0, /*is_causal=*/false);
     }
     Tensor out = out_proj(heads.transpose(1, 2).reshape({n, l, embed_dim}));
     if (unbatched) return {out.squeeze(0), weights};
