@@ -4,10 +4,31 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-BUILD_DIR=build
 PACKAGES=(cmake g++ make pkg-config libeigen3-dev libboost-dev libxxhash-dev libtbb-dev
           libgtest-dev googletest libbenchmark-dev libopenblas-dev nlohmann-json3-dev zlib1g-dev
           libopenmpi-dev openmpi-bin)
+
+# The compiler is $CXX (GCC when unset). Each compiler builds in folders of its own, so that
+# GCC's and clang's builds never clash: CXX=clang++ builds in build-clang (build-sanitize-clang
+# for test --sanitize), CXX=clang++-14 in build-clang-14. A Debian compiler that is missing is
+# installed with the other packages (clang++ is Debian 12's clang, version 14).
+CXX=${CXX:-}
+compiler=$(basename "${CXX:-g++}")
+case $compiler in
+  g++|c++) SUFFIX= COMPILER_PACKAGES=() ;;
+  g++-*) SUFFIX=-gcc-${compiler#g++-} COMPILER_PACKAGES=("g++-${compiler#g++-}") ;;
+  clang++) SUFFIX=-clang COMPILER_PACKAGES=(clang) ;;
+  clang++-*) SUFFIX=-clang-${compiler#clang++-} COMPILER_PACKAGES=("clang-${compiler#clang++-}") ;;
+  *) SUFFIX=-$compiler COMPILER_PACKAGES=() ;;
+esac
+# clang's sanitizer runtimes are a package of their own.
+case $compiler in
+  clang++) SANITIZER_PACKAGES=(libclang-rt-dev) ;;
+  clang++-*) SANITIZER_PACKAGES=("libclang-rt-${compiler#clang++-}-dev") ;;
+  *) SANITIZER_PACKAGES=() ;;
+esac
+[[ -z $CXX ]] || export CXX
+BUILD_DIR=build$SUFFIX
 
 log() { printf '==> %s\n' "$*"; }
 
@@ -17,12 +38,15 @@ usage: $0 <command> [args...]
   demo    build and run examples/mnist.cpp, a CNN trained on Fashion-MNIST (args go to it, e.g.
           --epochs N or --fake-data; installs dataset-fashion-mnist)
   test    build everything and run the test suite with ctest
-          --sanitize: the runtime, trace and op tests under ASan and UBSan (GCC), in build-sanitize
+          --sanitize: the runtime, trace and op tests under ASan and UBSan, in build-sanitize
+          (and a program built with plain -fsanitize=address,undefined)
   bench   build and run every benchmark in $BUILD_DIR/benchmarks
   docs    write the API reference (Doxygen) to $BUILD_DIR/docs/html and fail on any undocumented
           public member (installs doxygen)
   fuzz    build the fuzz harnesses with clang's libFuzzer (ASan, UBSan) in build-fuzz and run each
           for N seconds (first arg, default 60) at the lowest priority; findings land in build-fuzz
+The compiler is \$CXX (default g++), e.g. CXX=clang++ $0 test; each compiler builds in folders
+of its own (build, build-sanitize; build-clang, build-sanitize-clang; build-clang-14, ...).
 USAGE
 }
 
@@ -64,20 +88,21 @@ build() {
   cmake --build "$BUILD_DIR" -j "$(nproc)" "${targets[@]}"
 }
 
-# The runtime, trace and op tests built with GCC's AddressSanitizer and the whole
+# The runtime, trace and op tests built with the compiler's AddressSanitizer and the whole
 # UndefinedBehaviorSanitizer set (float-cast-overflow too; not float-divide-by-zero, which
 # IEEE 754 defines and ops use for infinities), in a build folder of their own. Any report
 # ends its test with a failure.
 sanitized_tests() {
-  BUILD_DIR=build-sanitize
+  BUILD_DIR=build-sanitize$SUFFIX
   local flags="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer"
   configure -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
-  build runtime_tests trace_tests ops_tests
-  log "running the runtime, trace and op tests under ASan and UBSan"
+  # sanitized_consumer: a program compiled with plain -fsanitize=address,undefined besides.
+  build runtime_tests trace_tests ops_tests sanitized_consumer
+  log "running the runtime, trace and op tests and a sanitized program under ASan and UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$BUILD_DIR" --output-on-failure -j 2 --timeout 1200 -L '^(runtime|trace|ops)_tests$'
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j 2 --timeout 1200 -L '^((runtime|trace|ops)_tests|sanitized_consumer)$'
 }
 
 # The fuzz harnesses (tests/fuzz) as libFuzzer binaries: clang, with the library instrumented
@@ -154,18 +179,20 @@ cmd=${1:-}
 shift $(($# > 0))
 case $cmd in
   demo)
-    ensure_packages "${PACKAGES[@]}" dataset-fashion-mnist
+    ensure_packages "${PACKAGES[@]}" "${COMPILER_PACKAGES[@]}" dataset-fashion-mnist
     configure -DLAZYTENSOR_BUILD_EXAMPLES=ON
     build mnist
     log "running $BUILD_DIR/examples/mnist $*"
     "./$BUILD_DIR/examples/mnist" "$@"
     ;;
   test)
-    ensure_packages "${PACKAGES[@]}"
     if [[ ${1:-} == --sanitize ]]; then
+      ensure_packages "${PACKAGES[@]}" "${COMPILER_PACKAGES[@]}" "${SANITIZER_PACKAGES[@]}"
       sanitized_tests
       exit
     fi
+    # The sanitizer runtimes too: the suite builds a program under ASan and UBSan where it can.
+    ensure_packages "${PACKAGES[@]}" "${COMPILER_PACKAGES[@]}" "${SANITIZER_PACKAGES[@]}"
     configure
     build
     log "running tests"
@@ -176,7 +203,7 @@ case $cmd in
     BUILD_DIR=${LT_BENCH_BUILD_DIR:-$BUILD_DIR}
     # xtensor (with xsimd) is W1's peer in bench_w1; headers only. LibTorch peers need
     # libtorch-dev, installed by hand (BENCHMARKS.md).
-    ensure_packages "${PACKAGES[@]}" xtensor-dev libxsimd-dev
+    ensure_packages "${PACKAGES[@]}" "${COMPILER_PACKAGES[@]}" xtensor-dev libxsimd-dev
     configure -DLAZYTENSOR_BUILD_BENCHMARKS=ON
     build lazytensor_benchmarks  # the benchmarks alone: the tests need not be built to time
     mapfile -t benches < <(find "$BUILD_DIR/benchmarks" -maxdepth 1 -type f -executable -name 'bench_*' 2>/dev/null | sort)

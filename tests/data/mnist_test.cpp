@@ -57,7 +57,7 @@ TEST(Mnist, TransformAppliesToTheImages) {
   auto raw = plain.images().to_vector<float>(), norm = normalized.images().to_vector<float>();
   ASSERT_EQ(raw.size(), norm.size());
   for (std::size_t i = 0; i < raw.size(); i += 97) EXPECT_FLOAT_EQ(norm[i], (raw[i] - 0.5f) / 0.25f);
-  EXPECT_THROW(Normalize(0.0, 0.0)(plain.images()), Error);
+  EXPECT_THROW((Normalize{0.0, 0.0})(plain.images()), Error);
   EXPECT_THROW(Mnist(dir.path(), {.transform = [](const Tensor& x) { return x.sum(); }}), Error);
 }
 
@@ -137,7 +137,7 @@ TEST(FashionMnist, RealTestSetThroughTheLoaders) {
   std::int64_t batches = 0;
   for (auto [x, y] : DeviceLoader(loader, device())) {
     EXPECT_EQ(x.shape(), (Shape{256, 1, 28, 28}));
-    Tensor counts = one_hot(y, 10).sum({0});  // traced on the lazy device, run per batch
+    Tensor counts = one_hot(y, 10).sum(0);  // traced on the lazy device, run per batch
     auto c = counts.to_vector<std::int64_t>();
     for (std::size_t k = 0; k < 10; ++k) per_class[k] += c[k];
     ++batches;

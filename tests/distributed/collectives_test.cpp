@@ -31,13 +31,18 @@ struct Case {
   Device (*device)();
 };
 
+// Tests copy a case's fields into variables, not a structured binding: the launched lambdas
+// capture them, which clang before 16 refuses for bindings.
 class Collectives : public ::testing::TestWithParam<Case> {};
 
 Device lazy_device() { return device(); }
 Device eager_device() { return cpu; }
 
 TEST_P(Collectives, AllReduceMatchesPlainLoop) {
-  const auto [replicas, dtype, where] = GetParam();
+  const Case& param = GetParam();
+  const int replicas = param.replicas;
+  const DType dtype = param.dtype;
+  Device (*const where)() = param.device;
   for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::max, ReduceOp::min}) {
     if (op == ReduceOp::mean && !is_floating(dtype)) continue;
     for (std::int64_t n : {1, 7, 1000, 70001}) {
@@ -59,7 +64,10 @@ TEST_P(Collectives, AllReduceMatchesPlainLoop) {
 }
 
 TEST_P(Collectives, AllGatherConcatenatesInOrdinalOrder) {
-  const auto [replicas, dtype, where] = GetParam();
+  const Case& param = GetParam();
+  const int replicas = param.replicas;
+  const DType dtype = param.dtype;
+  Device (*const where)() = param.device;
   for (int dim : {0, 1, 2}) {
     const Shape shape{2, 3, 5};
     PerReplica got(replicas);
@@ -82,7 +90,10 @@ TEST_P(Collectives, AllGatherConcatenatesInOrdinalOrder) {
 }
 
 TEST_P(Collectives, ReduceScatterGivesEachReplicaItsShard) {
-  const auto [replicas, dtype, where] = GetParam();
+  const Case& param = GetParam();
+  const int replicas = param.replicas;
+  const DType dtype = param.dtype;
+  Device (*const where)() = param.device;
   for (int dim : {0, 1}) {
     Shape shape{3, 4};
     shape[dim] = 2 * replicas;
@@ -103,7 +114,10 @@ TEST_P(Collectives, ReduceScatterGivesEachReplicaItsShard) {
 }
 
 TEST_P(Collectives, BroadcastGivesEveryReplicaTheRootsValue) {
-  const auto [replicas, dtype, where] = GetParam();
+  const Case& param = GetParam();
+  const int replicas = param.replicas;
+  const DType dtype = param.dtype;
+  Device (*const where)() = param.device;
   const int root = replicas - 1;
   PerReplica got(replicas);
   launch([&](int ordinal) { got.set(ordinal, broadcast(replica_input(ordinal, Shape{3, 7}, dtype, where()), root).to_vector<double>()); },

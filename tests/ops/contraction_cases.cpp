@@ -333,7 +333,8 @@ LT_OP_TEST(adaptive_avg_pool2d) {
           r.v.push_back(round_to(DType::f32, acc / static_cast<double>((i1 - i0) * (j1 - j0))));
         }
     cases.push_back({std::to_string(h) + "x" + std::to_string(w) + " to " + std::to_string(oh) + "x" + std::to_string(ow), {x},
-                     [oh, ow](const std::vector<Tensor>& in) { return adaptive_avg_pool2d(in[0], Pair2(oh, ow)); }, r});
+                     // Copies, not the bindings: clang before 16 cannot capture a binding.
+                     [oh = oh, ow = ow](const std::vector<Tensor>& in) { return adaptive_avg_pool2d(in[0], Pair2(oh, ow)); }, r});
   }
   return cases;
 }

@@ -2,7 +2,8 @@
 # Usage: run_consumer.sh install|subdir <source dir> <work dir> <generator> <compiler> [build type]
 #   install: install lazytensor into <work dir>/prefix, then build the consumer
 #            project against it with find_package.
-#   subdir:  build a project that pulls lazytensor in with add_subdirectory.
+#   subdir:  build a project that pulls lazytensor in with add_subdirectory, with strict
+#            warnings as errors; installing it must install its program and nothing of lazytensor.
 # Either way the consumer program is run and must exit 0.
 set -euo pipefail
 mode=$1 src=$2 work=$3 generator=$4 compiler=$5
@@ -37,6 +38,13 @@ case $mode in
     ;;
 esac
 run cmake --build "$work/consumer-build" --config "$build_type"
+if [[ $mode == subdir ]]; then
+  # LAZYTENSOR_INSTALL is off below a parent project: installing it installs the program only.
+  run cmake --install "$work/consumer-build" --config "$build_type" --prefix "$work/prefix"
+  stray=$(find "$work/prefix" -path "$work/prefix/bin" -prune -o -type f -print)
+  [[ -z $stray ]] || { echo "add_subdirectory installed lazytensor's files:" >&2; echo "$stray" >&2; exit 1; }
+  [[ -x $work/prefix/bin/app ]] || { echo "the consumer program was not installed" >&2; exit 1; }
+fi
 exe=$(find "$work/consumer-build" -type f -name app -perm -u+x | head -n 1)
 [[ -n $exe ]] || { echo "consumer executable not found" >&2; exit 1; }
 run "$exe"

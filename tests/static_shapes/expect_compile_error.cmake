@@ -11,6 +11,13 @@ execute_process(COMMAND "${COMPILER}" "@${FLAGS}" -fsyntax-only ${depfile_args} 
 if(result EQUAL 0)
   message(FATAL_ERROR "${SOURCE} compiled, but it must not")
 endif()
+# clang words a failed static_assert as `static_assert failed due to requirement '...' "text"`
+# (14) or `static assertion failed due to requirement '...': text` (15 on); GCC's words,
+# `static assertion failed: text`, are what expectations spell.
+string(REGEX REPLACE "static_assert failed( due to requirement '[^'\n]*')? \"" "static assertion failed: "
+       output "${output}")
+string(REGEX REPLACE "static assertion failed due to requirement '[^'\n]*': " "static assertion failed: "
+       output "${output}")
 file(STRINGS "${SOURCE}" expectations REGEX "^// expect: ")
 if(NOT expectations)
   message(FATAL_ERROR "${SOURCE} has no `// expect: ` line")

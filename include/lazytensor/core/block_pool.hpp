@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -160,6 +161,17 @@ struct PoolAllocator {
   void deallocate(T* p, std::size_t n) {
     if (n == 1) return detail::BlockPool<sizeof(T), alignof(T)>::give(p);
     std::allocator<T>{}.deallocate(p, n);
+  }
+  /// Aggregates (Node) are built with braces where parentheses do not construct them: clang
+  /// before 16 lacks C++20's parenthesized aggregate initialization, which the default
+  /// construct (std::construct_at) needs to make one in place, without a move.
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    void* at = const_cast<void*>(static_cast<const volatile void*>(p));
+    if constexpr (std::is_constructible_v<U, Args&&...>)
+      ::new (at) U(std::forward<Args>(args)...);
+    else
+      ::new (at) U{std::forward<Args>(args)...};
   }
   template <class U> friend bool operator==(const PoolAllocator&, const PoolAllocator<U>&) { return true; }
 };

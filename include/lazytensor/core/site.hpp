@@ -3,6 +3,7 @@
 // as a defaulted last parameter (`Site site = Site::current()`), holds it on its thread while
 // it runs (RecordingSite), and each node made meanwhile keeps it. Debug output names it; it
 // never enters a node's hash or a plan's key: one graph traced from two places is one plan.
+#include <cstdint>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -12,7 +13,38 @@ namespace lt {
 /// A call site. libstdc++'s and libc++'s are one pointer to a static, so passing and keeping one
 /// costs a pointer. A function of your own can take one too, `lt::Site site =
 /// lt::Site::current()`, and open a RecordingSite with it: its ops then name its caller's line.
+#if defined(__cpp_lib_source_location)
 using Site = std::source_location;
+#else
+/// Where the standard library has no std::source_location (libstdc++'s needs a builtin that clang
+/// gained in 15): the same members, from the builtins GCC and clang have long had, which in a
+/// default argument name the caller's line as std::source_location::current() does. Four
+/// words, not one pointer.
+class Site {
+ public:
+  constexpr Site() noexcept = default;
+  static constexpr Site current(const char* file = __builtin_FILE(), const char* function = __builtin_FUNCTION(),
+                                std::uint_least32_t line = __builtin_LINE(),
+                                std::uint_least32_t column = __builtin_COLUMN()) noexcept {
+    Site s;
+    s.file_ = file;
+    s.function_ = function;
+    s.line_ = line;
+    s.column_ = column;
+    return s;
+  }
+  constexpr std::uint_least32_t line() const noexcept { return line_; }
+  constexpr std::uint_least32_t column() const noexcept { return column_; }
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr const char* function_name() const noexcept { return function_; }
+
+ private:
+  const char* file_ = "";
+  const char* function_ = "";
+  std::uint_least32_t line_ = 0;
+  std::uint_least32_t column_ = 0;
+};
+#endif
 
 namespace detail {
 /// The site of the outermost RecordingSite alive on this thread, or null.

@@ -25,7 +25,9 @@ inline constexpr std::string_view optimizer_prefix = "optimizer.state.";
 
 inline Json to_json(const optim::Hyperparameters& values, std::string_view where) {
   Json out = Json::object();
-  for (auto& [key, value] : values) {
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  for (const auto& entry : values) {
+    const auto& key = entry.first;
     std::visit(
         [&]<class V>(const V& v) {
           if constexpr (std::is_same_v<V, std::vector<double>>) {
@@ -35,7 +37,7 @@ inline Json to_json(const optim::Hyperparameters& values, std::string_view where
           }
           out[key] = v;
         },
-        value);
+        entry.second);
   }
   return out;
 }

@@ -108,6 +108,8 @@ class ElementwiseMethods {
 
   // The operators, found by argument-dependent lookup as friends of the operand types. The left
   // operand is the Operand unless it is a C++ scalar: one overload fits each pair of operands.
+  // The scalar-left form's constraint is a bool, not the concept: the concept would subsume
+  // elementwise_operand, and clang before 16 then takes the reversed `2.5 == x` for `x != 2.5`.
 #define LT_OPERATOR(sym, op)                                                                          \
   template <class B>                                                                                  \
     requires elementwise_operand<B>                                                                   \
@@ -117,7 +119,7 @@ class ElementwiseMethods {
     });                                                                                               \
   }                                                                                                   \
   template <class A>                                                                                  \
-    requires scalar_like<A>                                                                           \
+    requires(bool(scalar_like<A>))                                                                    \
   friend auto operator sym(A&& a, Operand b) {                                                        \
     return b.pass([&]<class B>(B&& x) {                                                               \
       return detail::make_expr<binary::op>(b.site(), std::forward<A>(a), std::forward<B>(x));         \
