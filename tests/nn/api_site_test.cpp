@@ -11,29 +11,11 @@ namespace {
 
 std::string here(int line) { return "nn/api_site_test.cpp:" + std::to_string(line); }
 
-/// The compute nodes' lines of the graph of `ts` (device_data leaves left out), in order.
-std::vector<std::string> node_lines(const std::vector<Tensor>& ts) {
-  std::vector<std::string> lines;
-  const std::string ir = debug::ir_text(ts);
-  for (std::size_t at = ir.find("\n  %"); at != std::string::npos; at = ir.find("\n  %", at + 1)) {
-    std::string line = ir.substr(at + 1, ir.find('\n', at + 1) - at - 1);
-    if (line.find("device_data") == std::string::npos) lines.push_back(line);
-  }
-  return lines;
-}
-
 /// How many compute nodes of the graph of `ts` name `site`.
 std::size_t count_at(const std::vector<Tensor>& ts, const std::string& site) {
   std::size_t n = 0;
   for (const std::string& line : node_lines(ts)) n += line.find("  # " + site) != std::string::npos;
   return n;
-}
-
-/// Every compute node of the graph of `ts` names `site`; there are at least `at_least`.
-void expect_all_at(const std::vector<Tensor>& ts, const std::string& site, std::size_t at_least) {
-  const std::vector<std::string> lines = node_lines(ts);
-  EXPECT_GE(lines.size(), at_least) << debug::ir_text(ts);
-  for (const std::string& line : lines) EXPECT_NE(line.find("  # " + site), std::string::npos) << line;
 }
 
 struct OwnLines : nn::Callable<OwnLines> {

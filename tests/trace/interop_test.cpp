@@ -10,18 +10,12 @@
 
 #include <lazytensor/lazytensor.hpp>
 
+#include "trace_helpers.hpp"
+
 namespace lt {
 namespace {
 
-template <class F>
-void expect_error(F&& what, const std::string& part) {
-  try {
-    what();
-    ADD_FAILURE() << "no error; expected one mentioning '" << part << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using testing_helpers::expect_error;
 
 TEST(FromBlob, ViewsTheCallersMemoryWithoutACopy) {
   std::vector<float> memory = {1, 2, 3, 4, 5, 6, 7};  // odd length: no padding past the end

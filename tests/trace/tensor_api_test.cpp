@@ -11,6 +11,8 @@
 
 #include <lazytensor/lazytensor.hpp>
 
+#include "trace_helpers.hpp"
+
 namespace lt {
 namespace {
 
@@ -18,16 +20,7 @@ const Device devices[] = {cpu, lazy(0)};
 
 Tensor f32_of(const std::vector<float>& v, Shape s, Device d) { return from_vector(v, s, d); }
 
-/// `what` throws lt::Error whose message contains `part`.
-template <class F>
-void expect_error(F&& what, const std::string& part) {
-  try {
-    what();
-    ADD_FAILURE() << "no error; expected one mentioning '" << part << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using testing_helpers::expect_error;
 
 TEST(TensorApi, AddAndSubWithAlphaBroadcast) {
   // Halves and small integers: every product and sum is exact in f32, so the result does not

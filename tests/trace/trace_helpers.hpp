@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <gtest/gtest.h>
+
 #include <lazytensor/lazytensor.hpp>
 
 namespace lt::testing_helpers {
@@ -21,6 +23,17 @@ inline std::int64_t compute_nodes(const std::string& ir) {
         line.find("device_data") == std::string::npos)
       ++n;
   return n;
+}
+
+/// `what` throws lt::Error whose message contains `part`.
+template <class F>
+void expect_error(F&& what, const std::string& part) {
+  try {
+    what();
+    ADD_FAILURE() << "no error; expected one mentioning '" << part << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace lt::testing_helpers
