@@ -138,15 +138,6 @@ TEST(NnAttentionMask, GradientsMatchFiniteDifferences) {
   }
 }
 
-std::string error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(NnAttentionMask, BadMasksRaiseNamingTheOpAndShapes) {
   Inputs in;
   std::string m = error_text([&] { F::scaled_dot_product_attention(in.q, in.k, in.v, ones({L, S + 1}).to(boolean)); });

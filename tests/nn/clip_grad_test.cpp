@@ -115,15 +115,6 @@ TEST(NnClipGrad, NormRecordsIntoTheStepWithoutABarrierOrARead) {
   }
 }
 
-std::string error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(NnClipGrad, NonFiniteNormRaisesAtTheBarrierWhenAsked) {
   Device dev = device();
   for (double bad : {std::numeric_limits<double>::quiet_NaN(), inf}) {

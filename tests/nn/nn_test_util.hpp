@@ -1,6 +1,7 @@
 #pragma once
 // Helpers of the nn tests: values as doubles, and tensors from plain values.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ inline void expect_values_near(const Tensor& t, const std::vector<double>& expec
 inline Tensor uniform_f64(Shape shape, std::uint64_t seed, double lo = -1, double hi = 1) {
   manual_seed(seed);
   return Tensor(rand(shape, cpu, f64) * (hi - lo) + lo);
+}
+
+/// The message of the lt::Error `f` raises, or "no error".
+inline std::string error_text(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 /// The compute nodes' lines of the graph of `ts` (device_data leaves left out), in order.
