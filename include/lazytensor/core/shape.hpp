@@ -116,13 +116,14 @@ class Dims {
 using Shape = Dims;
 using Strides = Dims;
 
-/// Row-major strides, in elements.
+/// Row-major strides, in elements. Meaningful only for a shape whose element count fits
+/// 64 bits (callers check it with checked_numel); the product wraps rather than overflows.
 constexpr Strides contiguous_strides(const Shape& s) {
   Strides st = Dims::filled(s.rank(), 1);
-  std::int64_t acc = 1;
+  std::uint64_t acc = 1;
   for (int i = s.rank() - 1; i >= 0; --i) {
-    st[i] = acc;
-    acc *= s[i] > 0 ? s[i] : 1;
+    st[i] = static_cast<std::int64_t>(acc);
+    acc *= static_cast<std::uint64_t>(s[i] > 0 ? s[i] : 1);
   }
   return st;
 }

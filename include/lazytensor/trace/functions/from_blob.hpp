@@ -40,6 +40,11 @@ inline Tensor from_blob_impl(void* data, const Shape& shape, const Strides& stri
   a.view = View{p, dtype, shape, strides};
   return tensor_from_array(std::move(a), cpu);
 }
+// Row-major strides once the shape's element count is known to fit.
+inline Strides blob_strides(const Shape& shape) {
+  (void)checked_numel(shape, "from_blob");
+  return contiguous_strides(shape);
+}
 }  // namespace detail
 
 /// A cpu tensor of `dtype` viewing the memory at `data` with `shape` and element `strides`:
@@ -54,7 +59,7 @@ inline Tensor from_blob(void* data, Shape shape, Strides strides, DType dtype = 
 }
 /// As from_blob(data, shape, strides, dtype), with contiguous (row-major) strides.
 inline Tensor from_blob(void* data, Shape shape, DType dtype = f32) {
-  return detail::from_blob_impl(data, shape, contiguous_strides(shape), {}, dtype);
+  return detail::from_blob_impl(data, shape, detail::blob_strides(shape), {}, dtype);
 }
 /// As from_blob(data, shape, strides, dtype), the tensor's storage owning the memory: it
 /// calls `deleter(data)` once, when the last tensor viewing the memory is gone.
@@ -63,7 +68,7 @@ inline Tensor from_blob(void* data, Shape shape, Strides strides, BlobDeleter de
 }
 /// As from_blob(data, shape, dtype), the tensor's storage owning the memory through `deleter`.
 inline Tensor from_blob(void* data, Shape shape, BlobDeleter deleter, DType dtype = f32) {
-  return detail::from_blob_impl(data, shape, contiguous_strides(shape), std::move(deleter), dtype);
+  return detail::from_blob_impl(data, shape, detail::blob_strides(shape), std::move(deleter), dtype);
 }
 
 }  // namespace lt
