@@ -69,9 +69,19 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
     if (k.size(0) != q.size(0) || k.size(1) != v.size(1))
       op_error("MultiheadAttention", operands, "key and value must have the query's batch and one length");
     std::int64_t n = q.size(0), l = q.size(1), s = k.size(1), d = embed_dim / num_heads;
+    // Self-attention (one tensor as query, key and value) projects once with the packed weight,
+    // one product three times as wide, and takes each part as a view of its output.
+    const bool self = query.impl_ptr() == key.impl_ptr() && key.impl_ptr() == value.impl_ptr();
+    Tensor packed;
+    if (self) packed = in_proj_bias.defined() ? linear(q, in_proj_weight, in_proj_bias) : linear(q, in_proj_weight);
     auto proj = [&](const Tensor& t, std::int64_t part) {
-      Tensor w = in_proj_weight.narrow(0, part * embed_dim, embed_dim);
-      Tensor y = in_proj_bias.defined() ? linear(t, w, in_proj_bias.narrow(0, part * embed_dim, embed_dim)) : linear(t, w);
+      Tensor y;
+      if (self) {
+        y = packed.narrow(-1, part * embed_dim, embed_dim);
+      } else {
+        Tensor w = in_proj_weight.narrow(0, part * embed_dim, embed_dim);
+        y = in_proj_bias.defined() ? linear(t, w, in_proj_bias.narrow(0, part * embed_dim, embed_dim)) : linear(t, w);
+      }
       return y.reshape({n, t.size(1), num_heads, d}).transpose(1, 2);  // [N, H, len, d]
     };
     Tensor mask = combined_mask(n, l, s, key_padding_mask, attn_mask, operands);
