@@ -9,6 +9,7 @@
 #define LAZYTENSOR_IMPLEMENTATION 1
 
 #include "lazytensor/ops/collective.hpp"
+#include "lazytensor/ops/attention.hpp"
 #include "lazytensor/ops/contraction.hpp"
 #include "lazytensor/ops/creation.hpp"
 #include "lazytensor/ops/indexing.hpp"

@@ -79,7 +79,11 @@ TEST(NnApi, AttentionWithoutWeightsComputesNoWeights) {
   auto [out_w, weights_w] = mha(q, kv, kv);
   EXPECT_EQ(metrics::counter("lt::mean"), 1);
   EXPECT_EQ(weights_w.shape(), (Shape{2, 3, 5}));
-  EXPECT_EQ(out.to_vector<float>(), out_w.to_vector<float>());
+  // Without weights the output is one fused attention op, with them the composite form: the
+  // same values up to rounding.
+  const std::vector<float> a = out.to_vector<float>(), b = out_w.to_vector<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6f) << i;
   // Lazy: the step without weights records fewer nodes, and no mean.
   mha.to(device());
   Tensor lq = q.to(device()), lkv = kv.to(device());

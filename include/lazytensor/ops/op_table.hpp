@@ -25,7 +25,7 @@
   X(pool, max_pool2d, max_pool2d, 162) X(pool, avg_pool2d, avg_pool2d, 163)                                \
   X(pool, adaptive_avg_pool2d, adaptive_avg_pool2d, 164) X(pool, max_pool2d_backward, max_pool2d_backward, 165) \
   X(contraction, conv2d_input_grad, conv2d_input_grad, 166)                                                \
-  X(contraction, conv2d_weight_grad, conv2d_weight_grad, 167)                                              \
+  X(contraction, conv2d_weight_grad, conv2d_weight_grad, 167) X(contraction, attention, attention, 168)    \
   X(collective, all_reduce, all_reduce, 184) X(collective, all_gather, all_gather, 185)                    \
   X(collective, reduce_scatter, reduce_scatter, 186) X(collective, broadcast, broadcast, 187)
 

@@ -101,6 +101,17 @@ inline std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const 
   return {matmul(dropped, v), weights};
 }
 
+/// Whether the fused attention op takes these operands: f32 or f64 throughout, one rank and
+/// the same batch dims (the composite form broadcasts them), a mask of q's dtype if any.
+inline bool fused_attention_fits(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& additive) {
+  if ((q.dtype() != f32 && q.dtype() != f64) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
+  if (additive.defined() && additive.dtype() != q.dtype()) return false;
+  if (k.dim() != q.dim() || v.dim() != q.dim()) return false;
+  for (int d = 0; d < q.dim() - 2; ++d)
+    if (k.size(d) != q.size(d) || v.size(d) != q.size(d)) return false;
+  return true;
+}
+
 /// -inf where `allowed` is false, 0 where true, in `dtype`.
 inline Tensor additive_from(const Tensor& allowed, DType dtype) {
   return where(allowed, zeros({}, allowed.device(), dtype), -std::numeric_limits<double>::infinity());
@@ -148,6 +159,12 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     additive = attn_mask->dtype() == boolean ? detail::additive_from(*attn_mask, q.dtype()) : *attn_mask;
   }
   double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  if (dropout_p == 0 && detail::fused_attention_fits(q, k, v, additive)) {
+    // One op: the [L, S] scores stay in per-thread blocks instead of reaching memory twice.
+    std::vector<Tensor> in = {q, k, v};
+    if (additive.defined()) in.push_back(additive);
+    return record(contraction::attention, in, Attrs{{}, {factor}});
+  }
   return detail::attend(q, k, v, additive, factor, dropout_p, true).first;
 }
 
