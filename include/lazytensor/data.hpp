@@ -3,6 +3,7 @@
 // readers (gzip included). Kept out of lazytensor.hpp: it brings threads and file I/O that
 // programs without a data pipeline need not compile.
 #include "lazytensor/data/data_loader.hpp"
+#include "lazytensor/data/bucketing.hpp"
 #include "lazytensor/data/dataset.hpp"
 #include "lazytensor/data/device_loader.hpp"
 #include "lazytensor/data/gzip.hpp"
