@@ -41,12 +41,13 @@ class EpilogueSink final : public TileSink {
       operands_.emplace_back(v, e.index_space);
       rows_.push_back({kernels::ElementOffset(e.index_space, operands_.back().strides), 0});
       Read read = v.numel() == 1 ? Read::one : operands_.back().dense ? Read::direct : Read::gather;
-      if (read == Read::gather && e.index_space == g.shape)
+      if (read == Read::gather && e.index_space == g.shape) {
         if (auto step = per_row_step(operands_.back())) read = Read::per_row, rows_.back().step = *step;
+        else if (per_column(operands_.back())) read = Read::per_column;
+      }
       read_.push_back(read);
       at_.push_back(scratch_bytes_);
-      // A direct operand is copied too, where a block is not whole output rows.
-      if (e.index_space == g.shape && (read == Read::direct || read == Read::gather)) reserve(block_, v.dtype);
+      if (e.index_space == g.shape && read == Read::gather) reserve(block_, v.dtype);
     }
   }
 
@@ -78,7 +79,9 @@ class EpilogueSink final : public TileSink {
  private:
   // per_row: one value per row of a tile (a bias over a product's output channels), read in
   // place through a zero column stride, so the member's kernel takes it as a per-row operand.
-  enum class Read { direct, one, per_row, gather };
+  // per_column: one row of values for every row (a Linear's bias), read in place through a
+  // zero row stride rather than copied out once per row.
+  enum class Read { direct, one, per_row, per_column, gather };
   /// Where a per_row operand's value for an output element lies, and its stride along rows.
   struct PerRow {
     kernels::ElementOffset offset;
@@ -117,6 +120,22 @@ class EpilogueSink final : public TileSink {
     return op.strides[d];
   }
 
+  /// Whether an operand is contiguous along the output's columns (the trailing dims spanning m)
+  /// and constant along its rows.
+  bool per_column(const kernels::Operand& op) const {
+    const Shape& shape = g_.shape;
+    int d = shape.rank() - 1;
+    std::int64_t spanned = 1;
+    for (; spanned < geo_.m; --d) {
+      if (d < 0 || (op.strides[d] != spanned && shape[d] != 1)) return false;
+      spanned *= shape[d];
+    }
+    if (spanned != geo_.m) return false;
+    for (; d >= 0; --d)
+      if (op.strides[d] != 0 && shape[d] != 1) return false;
+    return true;
+  }
+
   /// The flat output index of row r of tile t, at its first column.
   std::int64_t flat(const OutputTile& t, std::int64_t r) const { return (t.batch * geo_.n + t.i0 + r) * geo_.m + t.j0; }
 
@@ -144,8 +163,12 @@ class EpilogueSink final : public TileSink {
       } else if (read_[k] == Read::per_row) {
         external_views.push_back(
             View{element(v, rows_[k].offset(first)), v.dtype, block_shape, Strides{rows_[k].step, 0}, false});
-      } else if (read_[k] == Read::direct && whole_rows) {
-        external_views.push_back(View{element(v, first), v.dtype, block_shape, contiguous_strides(block_shape), false});
+      } else if (read_[k] == Read::per_column) {
+        external_views.push_back(View{element(v, rows_[k].offset(first)), v.dtype, block_shape, Strides{0, 1}, false});
+      } else if (read_[k] == Read::direct) {
+        // Read in place, rows geo_.m apart: a copy of a block that is not whole output rows
+        // (a residual beside a product's tile) cost more than the kernels' strided reads.
+        external_views.push_back(View{element(v, first), v.dtype, block_shape, Strides{geo_.m, 1}, false});
       } else {
         visit(v.dtype, [&]<class T>(Tag<T>) {
           T* dst = reinterpret_cast<T*>(slot);
