@@ -28,10 +28,21 @@ struct Ref {
   }
 };
 
+/// The dtype that cases written for f32 run in: bf16 while the driver runs the table in bf16.
+/// Then f32 values of the references round to bf16 (inputs, and results, once per op) and
+/// the driver stores f32 inputs as bf16 and expects bf16 where the case expects f32.
+inline DType& f32_stands_for() {
+  static DType t = DType::f32;
+  return t;
+}
+
 /// Rounds x as storing it in dtype t would.
 inline double round_to(DType t, double x) {
   switch (t) {
-    case DType::f32: return static_cast<double>(static_cast<float>(x));
+    case DType::f32:
+      if (f32_stands_for() == DType::bf16) return static_cast<double>(static_cast<float>(bfloat16(static_cast<float>(x))));
+      return static_cast<double>(static_cast<float>(x));
+    case DType::bf16: return static_cast<double>(static_cast<float>(bfloat16(static_cast<float>(x))));
     case DType::i32: return static_cast<double>(static_cast<std::int32_t>(x));
     case DType::i64: return static_cast<double>(static_cast<std::int64_t>(x));
     case DType::boolean: return x != 0 ? 1.0 : 0.0;
@@ -137,6 +148,7 @@ struct OpCase {
   double rtol = 1e-5;
   double atol = 1e-6;
   bool strided_variant = true;  // also run with every input made a strided view
+  bool bf16_variant = true;     // also run in bf16 (f32 inputs and results as bf16)
 };
 
 using CaseList = std::vector<OpCase>;
