@@ -495,7 +495,7 @@ TEST(Creation, RejectsDtypesWithoutKernels) {
 TEST(Creation, Bf16IsTheF32ValuesRounded) {
   auto rounded = [](const Tensor& t) {
     std::vector<double> v;
-    for (float x : t.to_vector<float>()) v.push_back(static_cast<double>(static_cast<float>(bfloat16(x))));
+    for (float x : t.to_vector<float>()) v.push_back(round_bf16(x));
     return v;
   };
   std::vector<std::function<Tensor(Device, DType)>> makers = {

@@ -30,7 +30,7 @@ DType as_run(DType t) { return t == DType::f32 ? f32_stands_for() : t; }
 /// Whether the bf16 run takes case `c`: it has an f32 operand. Creation ops take a dtype,
 /// not operands: their bf16 results are checked in creation_cases.cpp.
 bool runs_in_bf16(const OpDesc& op, const OpCase& c) {
-  if (!c.bf16_variant || op.kind == OpKind::creation) return false;
+  if (!c.bf16_variant || op.kind == OpKind::creation || op.kind == OpKind::collective) return false;
   for (const Ref& r : c.inputs)
     if (r.dtype == DType::f32) return true;
   return false;
