@@ -144,6 +144,14 @@ constexpr bool takes_bf16_storage(const OpDesc& op) {
   return op.kind == OpKind::movement || op.kind == OpKind::leaf || op.kind == OpKind::collective;
 }
 
+/// Whether a node of `op` whose result has dtype `out`, reading a first input of dtype `in`,
+/// may be a view of that input rather than a value of its own: an op with a view, unless it is
+/// elementwise and changes the dtype (a view shares its input's bytes, so it keeps their dtype;
+/// a cast to another dtype computes, and fuses). Planner and plan loader decide by this alone.
+constexpr bool may_alias(const OpDesc& op, DType out, DType in) {
+  return op.view != nullptr && (op.kind != OpKind::elementwise || out == in);
+}
+
 /// `d`, meeting bf16 operands as `how` says.
 template <class Desc>
 constexpr Desc with_bf16(Desc d, Bf16Operands how) {
