@@ -31,6 +31,25 @@ TEST_P(Autograd, GradIsUndefinedUntilBackwardThenAccumulatesAndResets) {
   EXPECT_EQ(values(x.grad()), (std::vector<double>{3, 3, 3}));
 }
 
+/// Through bf16 ops (each f32 between casts) the gradient of a bf16 leaf is bf16, and it is
+/// the f64 gradient within bf16's precision: a few units of 2^-8 over the chain's ops.
+TEST_P(Autograd, Bf16LeafGradientFlowsThroughTheCasts) {
+  const std::vector<double> xs = {-1.5, -0.25, 0.0, 0.5, 1.25, 2.0};
+  const std::vector<double> ws = {0.75, -2.0, 1.5, 0.125, -0.5, 3.0};
+  Tensor x = vec(xs, GetParam()).to(bf16).requires_grad_();
+  Tensor w = vec(ws, GetParam()).to(bf16);
+  Tensor loss = (tanh(x) * w + x * x).sum();
+  EXPECT_EQ(loss.dtype(), bf16);
+  loss.backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().dtype(), bf16);
+  std::vector<double> got = values(x.grad().to(f64));
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    const double t = std::tanh(xs[k]), want = ws[k] * (1 - t * t) + 2 * xs[k];
+    EXPECT_NEAR(got[k], want, 4 * std::ldexp(1.0, -8) * (std::abs(ws[k]) + std::abs(2 * xs[k])) + 1e-6) << "element " << k;
+  }
+}
+
 TEST_P(Autograd, NoGradRecordsNothing) {
   Tensor x = vec({1, 2}, GetParam()).requires_grad_();
   EXPECT_TRUE(is_grad_enabled());

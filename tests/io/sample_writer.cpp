@@ -43,7 +43,7 @@ std::string values(const lt::Tensor& t) {
     case lt::DType::i64: for (auto v : c.to_vector<std::int64_t>()) add(std::to_string(v)); break;
     case lt::DType::boolean: for (bool v : c.to_vector<bool>()) add(v ? "true" : "false"); break;
     case lt::DType::bf16: {
-      lt::Array a = lt::materialize(c);  // made contiguous above (bf16 has no copy kernel)
+      lt::Array a = lt::materialize(c);  // made contiguous above
       for (std::int64_t k = 0; k < a.view.numel(); ++k) add(std::to_string(a.view.ptr<std::uint16_t>()[k]));
       break;
     }

@@ -28,9 +28,6 @@ void expect_mentions(const std::string& message, std::initializer_list<std::stri
   for (std::string_view p : parts) EXPECT_NE(message.find(p), std::string::npos) << "'" << p << "' missing from: " << message;
 }
 
-/// A bf16 tensor, made around the cast (which rejects bf16): only its Meta matters here.
-Tensor bf16_tensor(Shape s, Device dev) { return tensor_from_array(Array::empty(bf16, s), dev); }
-
 const std::vector<float> data = {1, -2, 3, -4, 5, -6};
 
 class ElementwiseErrors : public ::testing::TestWithParam<Device> {
@@ -42,9 +39,10 @@ class ElementwiseErrors : public ::testing::TestWithParam<Device> {
     v4 = from_vector<float>({1, 2, 3, 4}, dev) + 0;
     b = from_vector<float>({1, 0, 2}, dev) > 0;
     i = from_vector<std::int32_t>({1, 2, 3, 4, 5, 6}, {2, 3}, dev) * 1;
+    h = (f * 0.5).to(bf16);
   }
 
-  std::vector<Tensor> live() const { return {f, v4, b, i}; }
+  std::vector<Tensor> live() const { return {f, v4, b, i, h}; }
 
   /// `call` fails naming `parts`; the pending graph is as it was; the next op and barrier work.
   void expect_error(const std::function<void()>& call, std::initializer_list<std::string_view> parts) {
@@ -59,7 +57,7 @@ class ElementwiseErrors : public ::testing::TestWithParam<Device> {
     SetUp();  // pending operands again for the next check
   }
 
-  Tensor f, v4, b, i;
+  Tensor f, v4, b, i, h;
 };
 
 TEST_P(ElementwiseErrors, ShapesThatDoNotBroadcast) {
@@ -88,12 +86,30 @@ TEST_P(ElementwiseErrors, WhereNeedsABoolCondition) {
   expect_error([&] { (void)(where(i, f, 0.0)); }, {"where", "condition", "i32[2, 3]"});
 }
 
-TEST_P(ElementwiseErrors, Bf16HasNoKernels) {
-  expect_error([&] { f.to(bf16); }, {"cast", "bf16", "f32[2, 3]"});
-  Tensor h = bf16_tensor({2, 3}, GetParam());
-  expect_error([&] { (void)(h + f); }, {"add", "bf16[2, 3]", "f32[2, 3]"});
-  expect_error([&] { (void)(exp(h)); }, {"exp", "bf16[2, 3]"});
-  expect_error([&] { (void)(where(b, h, 1.0)); }, {"where", "bf16[2, 3]"});
+// bf16 computes in f32 between casts; a bad call fails on the bf16 operands themselves,
+// before any cast is recorded, and names them.
+TEST_P(ElementwiseErrors, Bf16IsRejectedWhereF32Is) {
+  expect_error([&] { (void)(h + v4); }, {"add", "bf16[2, 3]", "f32[4]", "broadcast"});
+  expect_error([&] { (void)(where(h, f, 1.0)); }, {"where", "condition", "bf16[2, 3]"});
+  expect_error([&] { (void)(f.gather(1, h)); }, {"gather", "index", "bf16"});
+  expect_error([&] { (void)(matmul(h, v4)); }, {"matmul", "bf16[2, 3]", "f32[4]"});
+  expect_error([&] { (void)(conv2d(h, h)); }, {"conv2d", "bf16[2, 3]"});
+  expect_error([&] { (void)(sum(h, 2)); }, {"sum", "bf16[2, 3]"});
+}
+
+TEST_P(ElementwiseErrors, Bf16ComputesInF32AndRoundsOnce) {
+  // bf16 with an f32 tensor gives f32; with an f32 scalar or zero-dim tensor, bf16.
+  EXPECT_EQ((h + f).dtype(), f32);
+  EXPECT_EQ((h * 0.1).dtype(), bf16);
+  EXPECT_EQ((h + full({}, 0.5, GetParam())).dtype(), bf16);
+  EXPECT_EQ((h > 0).dtype(), boolean);
+  EXPECT_EQ((h + i).dtype(), bf16);
+  // 1 + 2^-8 is halfway between two bf16 values: rounded once, to even.
+  Tensor one = full({3}, 1.0, GetParam(), bf16);
+  std::vector<double> got = (one + std::ldexp(1.0, -8)).to(f64).to_vector<double>();
+  EXPECT_EQ(got, std::vector<double>(3, 1.0));
+  got = (one + 3 * std::ldexp(1.0, -8)).to(f64).to_vector<double>();
+  EXPECT_EQ(got, std::vector<double>(3, 1.0 + std::ldexp(1.0, -6)));
 }
 
 TEST_P(ElementwiseErrors, UndefinedOperand) {

@@ -171,8 +171,9 @@ inline Ref scattered(const Ref& self, std::size_t dim, const Ref& index, const R
     Idx o = e;
     if (!o.empty()) o[dim] = static_cast<std::int64_t>(at(index, e));
     double& target = out.v[static_cast<std::size_t>(ravel(o, out.shape))];
-    target = round_to(self.dtype, self.dtype == DType::boolean ? (target != 0 || at(src, e) != 0) : target + at(src, e));
+    target = round_intermediate(self.dtype, self.dtype == DType::boolean ? (target != 0 || at(src, e) != 0) : target + at(src, e));
   }
+  for (double& x : out.v) x = round_to(self.dtype, x);
   return out;
 }
 

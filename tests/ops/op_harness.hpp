@@ -28,15 +28,43 @@ struct Ref {
   }
 };
 
+/// The dtype that cases written for f32 run in: bf16 while the driver runs the table in bf16.
+/// Then f32 values of the references round to bf16 (inputs, and results, once per op) and
+/// the driver stores f32 inputs as bf16 and expects bf16 where the case expects f32.
+inline DType& f32_stands_for() {
+  static DType t = DType::f32;
+  return t;
+}
+
+/// x rounded to bf16 (8 significant bits, f32's exponent range), to nearest even: computed
+/// here from the definition, not by the library's conversion.
+inline double round_bf16(double x) {
+  if (!std::isfinite(x) || x == 0) return x;
+  int e;
+  std::frexp(x, &e);  // |x| in [2^(e-1), 2^e)
+  const double quantum = std::ldexp(1.0, std::max(e, -125) - 8);  // subnormals: a fixed quantum
+  const double r = std::nearbyint(x / quantum) * quantum;         // the default mode: ties to even
+  return std::abs(r) >= std::ldexp(1.0, 128) ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
+}
+
 /// Rounds x as storing it in dtype t would.
 inline double round_to(DType t, double x) {
   switch (t) {
-    case DType::f32: return static_cast<double>(static_cast<float>(x));
+    case DType::f32:
+      if (f32_stands_for() == DType::bf16) return round_bf16(x);
+      return static_cast<double>(static_cast<float>(x));
+    case DType::bf16: return round_bf16(x);
     case DType::i32: return static_cast<double>(static_cast<std::int32_t>(x));
     case DType::i64: return static_cast<double>(static_cast<std::int64_t>(x));
     case DType::boolean: return x != 0 ? 1.0 : 0.0;
     default: return x;
   }
+}
+
+/// Rounds x as an op computing in dtype t rounds a value it goes on computing with: in the
+/// bf16 run, f32 is still f32 (an op rounds to bf16 once, its result).
+inline double round_intermediate(DType t, double x) {
+  return t == DType::f32 ? static_cast<double>(static_cast<float>(x)) : round_to(t, x);
 }
 
 /// Values of `shape`: floats uniform in [lo, hi), integers in [lo, hi], bools half true.
@@ -137,6 +165,7 @@ struct OpCase {
   double rtol = 1e-5;
   double atol = 1e-6;
   bool strided_variant = true;  // also run with every input made a strided view
+  bool bf16_variant = true;     // also run in bf16 (f32 inputs and results as bf16)
 };
 
 using CaseList = std::vector<OpCase>;

@@ -24,11 +24,26 @@ Ref doubled(const Ref& r) {
   return d;
 }
 
+/// The dtype a case's f32 stands for in the current run (f32, or bf16 in the bf16 run).
+DType as_run(DType t) { return t == DType::f32 ? f32_stands_for() : t; }
+
+/// Whether the bf16 run takes case `c`: it has an f32 operand. Creation ops take a dtype,
+/// not operands: their bf16 results are checked in creation_cases.cpp.
+bool runs_in_bf16(const OpDesc& op, const OpCase& c) {
+  if (!c.bf16_variant || op.kind == OpKind::creation || op.kind == OpKind::collective) return false;
+  for (const Ref& r : c.inputs)
+    if (r.dtype == DType::f32) return true;
+  return false;
+}
+
 void expect_matches(const Tensor& got, const OpCase& c, const std::string& where) {
   SCOPED_TRACE(where);
-  ASSERT_EQ(got.dtype(), c.expected.dtype) << "dtype";
+  ASSERT_EQ(got.dtype(), as_run(c.expected.dtype)) << "dtype";
   ASSERT_EQ(got.sizes(), c.expected.shape) << "shape";
-  std::vector<double> v = got.to_vector<double>();
+  // bf16 results: the f32 result rounded once more, so one unit in the last of bf16's 8 bits
+  // (2^-7 of the value at most) beyond the case's f32 tolerance.
+  const double rtol = c.rtol + (got.dtype() == DType::bf16 ? std::ldexp(1.0, -7) : 0.0);
+  std::vector<double> v = got.dtype() == DType::bf16 ? got.to(DType::f64).to_vector<double>() : got.to_vector<double>();
   ASSERT_EQ(v.size(), c.expected.v.size());
   for (std::size_t k = 0; k < v.size(); ++k) {
     double want = c.expected.v[k], have = v[k];
@@ -37,7 +52,7 @@ void expect_matches(const Tensor& got, const OpCase& c, const std::string& where
     } else if (std::isinf(want)) {
       EXPECT_EQ(have, want) << "element " << k;
     } else {
-      EXPECT_NEAR(have, want, c.atol + c.rtol * std::abs(want)) << "element " << k;
+      EXPECT_NEAR(have, want, c.atol + rtol * std::abs(want)) << "element " << k;
     }
   }
 }
@@ -62,7 +77,9 @@ void run_case(const OpDesc& op, const OpCase& c, bool strided, Device dev) {
   std::vector<Tensor> inputs;
   for (const Ref& r : c.inputs) {
     bool make_strided = strided && !r.shape.empty() && r.shape.back() > 0;
-    Tensor t = to_tensor(make_strided ? doubled(r) : r).to(dev);
+    Tensor t = to_tensor(make_strided ? doubled(r) : r);
+    if (as_run(r.dtype) != r.dtype) t = t.to(as_run(r.dtype));  // exact: the values are bf16's
+    t = t.to(dev);
     inputs.push_back(make_strided ? t.slice(-1, 0, std::nullopt, 2) : t);
   }
   std::string where = c.label + (strided ? " [strided]" : "") + " on " + dev.str();
@@ -91,6 +108,33 @@ TEST_P(OpReference, MatchesPlainLoopReference) {
       if (strided && !c.strided_variant) continue;
       for (Device dev : {cpu, device()}) run_case(op, c, strided, dev);
     }
+}
+
+/// The same table in bf16: each case with f32 operands runs with them stored as bf16, its
+/// reference computed in f64 on the bf16 values and rounded to bf16, as the op rounds its f32
+/// result once. An op with f32 cases must have some that run in bf16.
+TEST_P(OpReference, MatchesPlainLoopReferenceInBf16) {
+  const OpDesc& op = *GetParam();
+  auto entry = op_table().find(op.id);
+  ASSERT_NE(entry, op_table().end()) << op.name << " has no reference cases";
+  f32_stands_for() = DType::bf16;
+  struct Restore {
+    ~Restore() { f32_stands_for() = DType::f32; }
+  } restore;
+  CaseList cases = entry->second();
+  int ran = 0;
+  bool has_f32 = false;
+  for (const OpCase& c : cases) {
+    for (const Ref& r : c.inputs) has_f32 = has_f32 || r.dtype == DType::f32;
+    has_f32 = has_f32 || c.expected.dtype == DType::f32;
+    if (!runs_in_bf16(op, c)) continue;
+    ++ran;
+    for (bool strided : {false, true}) {
+      if (strided && !c.strided_variant) continue;
+      for (Device dev : {cpu, device()}) run_case(op, c, strided, dev);
+    }
+  }
+  if (has_f32 && op.kind != OpKind::collective && op.kind != OpKind::creation) EXPECT_GT(ran, 0) << op.name << " has f32 cases but none in bf16";
 }
 
 std::string op_name(const ::testing::TestParamInfo<const OpDesc*>& info) { return std::string(info.param->name); }

@@ -316,8 +316,9 @@ TEST(Plan, AScheduleWalkedIntoTheListsOfALargerOneHoldsOnlyItsOwnGraph) {
 /// and without elementwise ops on their results), each run by a plan and by the reference
 /// executor. The plan must agree bit for bit (tolerance 0): a fused group runs each op's own
 /// kernel on tiles, in the same order of operations, and a product's tiles are its own.
-TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
-  constexpr int graphs = 2000;
+/// In bf16 each computing op is recorded as casts to f32, the op, and a cast back: the casts
+/// fuse into their neighbours' loops, with the same bits as the reference executor's.
+void random_graphs_match_reference(DType t, int graphs) {
   const std::uint64_t seed = 20261122;
   std::mt19937_64 rng(seed);
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
@@ -328,9 +329,9 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
     SCOPED_TRACE("graph " + std::to_string(gi) + " of the graphs from seed " + std::to_string(seed));
     manual_seed(rng());
     std::vector<Tensor> pool;
-    for (int k = 0; k < 3; ++k) pool.push_back(randn(shapes[pick(shapes.size())], device()));
-    pool.push_back(randn({37, 6}, device()).t());  // a non-contiguous [6, 37]
-    pool.push_back(randn({6, 74}, device()).slice(1, 0, std::nullopt, 2));
+    for (int k = 0; k < 3; ++k) pool.push_back(randn(shapes[pick(shapes.size())], device(), t));
+    pool.push_back(randn({37, 6}, device(), t).t());  // a non-contiguous [6, 37]
+    pool.push_back(randn({6, 74}, device(), t).slice(1, 0, std::nullopt, 2));
     sync();
     const int ops = 4 + static_cast<int>(pick(14));
     for (int k = 0; k < ops; ++k) {
@@ -349,9 +350,9 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
           case 6: pool.push_back(relu(x)); break;
           case 7: pool.push_back(tanh(x)); break;
           case 8: pool.push_back(where(x > y, x, 2.0)); break;
-          case 9: pool.push_back(Tensor(x < 0.25).to(f32)); break;
+          case 9: pool.push_back(Tensor(x < 0.25).to(t)); break;
           case 10: if (x.dim() > 0) pool.push_back(sum(x, -1, true)); break;
-          case 11: if (x.dim() == 2 && x.size(1) == 37) pool.push_back(matmul(x, randn({37, 5}, device()))); break;
+          case 11: if (x.dim() == 2 && x.size(1) == 37) pool.push_back(matmul(x, randn({37, 5}, device(), t))); break;
           case 12: if (x.dim() >= 1) pool.push_back(x.transpose(0, -1)); break;
           // Reductions over trailing dims with what reads their results: row groups.
           case 13: if (x.dim() > 0) pool.push_back(x - amax(x, -1, true)); break;
@@ -363,10 +364,10 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
           // Products of the pool's shapes, which later ops read as epilogues, and products
           // with their epilogue written out: [37] and [.., 37] times [37, 37] (a transposed
           // weight, as linear has it), batched, vectors.
-          case 19: pool.push_back(matmul(x37, randn({37, 37}, device()).t())); break;
-          case 20: pool.push_back(relu(matmul(x37, randn({37, 37}, device())) + y)); break;
-          case 21: pool.push_back(linear(x37, randn({37, 37}, device()), y.dim() == 1 ? y : randn({37}, device())) * 0.5 - x37); break;
-          case 22: pool.push_back(tanh(matmul(randn({3, 37, 37}, device()), pool[3].t()).transpose(1, 2)) + 1.0); break;
+          case 19: pool.push_back(matmul(x37, randn({37, 37}, device(), t).t())); break;
+          case 20: pool.push_back(relu(matmul(x37, randn({37, 37}, device(), t)) + y)); break;
+          case 21: pool.push_back(linear(x37, randn({37, 37}, device(), t), y.dim() == 1 ? y : randn({37}, device(), t)) * 0.5 - x37); break;
+          case 22: pool.push_back(tanh(matmul(randn({3, 37, 37}, device(), t), pool[3].t()).transpose(1, 2)) + 1.0); break;
           default: pool.push_back(sigmoid(x) * x); break;
         }
       } catch (const Error&) {
@@ -391,10 +392,14 @@ TEST(Plan, RandomGraphsMatchTheReferenceExecutor) {
   EXPECT_GT(fused_ops, 2 * fused_groups);
   EXPECT_GT(row_groups, graphs / 4);
   EXPECT_GT(gemm_epilogues, graphs / 8);
-  std::printf("random graphs from seed %llu: %d fused groups holding %d ops, %d of them around reductions, %d on "
+  std::printf("%s random graphs from seed %llu: %d fused groups holding %d ops, %d of them around reductions, %d on "
               "products\n",
-              static_cast<unsigned long long>(seed), fused_groups, fused_ops, row_groups, gemm_epilogues);
+              std::string(name(t)).c_str(), static_cast<unsigned long long>(seed), fused_groups, fused_ops, row_groups, gemm_epilogues);
 }
+
+TEST(Plan, RandomGraphsMatchTheReferenceExecutor) { random_graphs_match_reference(f32, 2000); }
+
+TEST(Plan, RandomBf16GraphsMatchTheReferenceExecutor) { random_graphs_match_reference(bf16, 400); }
 
 }  // namespace
 }  // namespace lt

@@ -34,8 +34,8 @@ namespace detail {
 inline constexpr std::int64_t max_group_row = 1 << 15;
 
 inline bool fusible(const Node& n) {
-  return n.op->kind == OpKind::elementwise && n.op->view == nullptr && n.meta.shape.rank() > 0 &&
-         n.meta.shape.numel() > 0;
+  return n.op->kind == OpKind::elementwise && n.meta.shape.rank() > 0 && n.meta.shape.numel() > 0 &&
+         !(n.op->view != nullptr && (n.inputs.empty() || may_alias(*n.op, n.meta.dtype, n.inputs[0]->meta.dtype)));
 }
 /// A constant made from attributes alone and holding one value: cheaper to recompute per tile.
 inline bool inline_constant(const OpDesc& op, const Meta& meta) {
@@ -222,11 +222,16 @@ class Grouper {
   }
 
   /// Whether group h can be merged into g: elementwise members over g's index space only,
-  /// none read outside h yet, and g free to run as late as h must.
+  /// none read outside h yet, each reading g's one-per-row values as they broadcast row by
+  /// row, and g free to run as late as h must.
   bool can_merge(int h, int g) const {
     if (read_outside_[idx(h)] || groups_[idx(h)].reduced_from >= 0 || groups_[idx(h)].shape != groups_[idx(g)].shape ||
         role_[idx(first_[idx(g)])] == MemberRole::product)
       return false;
+    for (int m : members_[idx(h)])
+      for (int q : inputs(m))
+        if (group_of_[idx(q)] == g && role_[idx(q)] == MemberRole::row && !broadcasts_per_row(at(q).meta.shape, groups_[idx(g)]))
+          return false;
     return only_full_[idx(h)] && (run_at_[idx(h)] <= run_at_[idx(g)] || !read_outside_[idx(g)]);
   }
   /// Moves h's members into g (their schedule order is restored in drop_merged).

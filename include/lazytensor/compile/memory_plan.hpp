@@ -26,6 +26,11 @@ inline void plan_arena(Plan& plan, const Schedule& s, std::span<const OpDesc* co
   const auto n = static_cast<int>(s.order.size());
   auto idx = [](int i) { return static_cast<std::size_t>(i); };
   constexpr int forever = std::numeric_limits<int>::max();
+  auto aliases = [&](int p) {
+    return ops[idx(p)]->view != nullptr &&
+           (s.inputs[idx(p)].empty() ||
+            may_alias(*ops[idx(p)], plan.nodes[idx(p)].meta.dtype, plan.nodes[idx(s.inputs[idx(p)][0])].meta.dtype));
+  };
   std::vector<int> step_of(idx(n), -1), first_member_step(plan.groups.size(), -1);
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     if (plan.steps[i].group >= 0) first_member_step[idx(plan.steps[i].group)] = static_cast<int>(i);
@@ -38,7 +43,7 @@ inline void plan_arena(Plan& plan, const Schedule& s, std::span<const OpDesc* co
     for (int c : consumers[idx(p)]) death[idx(p)] = std::max(death[idx(p)], step_of[idx(c)] < 0 ? forever : step_of[idx(c)]);
   for (int r : s.roots) death[idx(r)] = forever;
   for (int p = n - 1; p >= 0; --p)  // a view keeps what it views alive
-    if (ops[idx(p)]->view != nullptr && !s.inputs[idx(p)].empty()) {
+    if (aliases(p) && !s.inputs[idx(p)].empty()) {
       int q = s.inputs[idx(p)][0];
       death[idx(q)] = std::max(death[idx(q)], death[idx(p)]);
     }
@@ -49,7 +54,7 @@ inline void plan_arena(Plan& plan, const Schedule& s, std::span<const OpDesc* co
   std::vector<int> placed;  // positions by the step that makes them, schedule order within one
   for (int p = 0; p < n; ++p) {
     const OpDesc& op = *ops[idx(p)];
-    if (step_of[idx(p)] >= 0 && plan.materialized[idx(p)] && op.kind != OpKind::leaf && op.view == nullptr &&
+    if (step_of[idx(p)] >= 0 && plan.materialized[idx(p)] && op.kind != OpKind::leaf && !aliases(p) &&
         death[idx(p)] != forever && plan.nodes[idx(p)].meta.shape.numel() > 0)
       placed.push_back(p);
   }

@@ -86,7 +86,9 @@ inline Plan make_plan(const Schedule& s) {
     if (op.kind == OpKind::leaf || (g < 0 && !plan.materialized[idx(p)])) continue;
     if (g >= 0 && grouper.run_at_[idx(g)] != p) continue;
     plan.steps.push_back({p, g});
-    const bool view = g < 0 && op.view != nullptr;
+    const bool view = g < 0 && op.view != nullptr &&
+                      (s.inputs[idx(p)].empty() ||
+                       may_alias(op, plan.nodes[idx(p)].meta.dtype, plan.nodes[idx(s.inputs[idx(p)][0])].meta.dtype));
     ++(view ? plan.stats.views : plan.stats.kernels);
     if (g >= 0) {
       ++plan.stats.fused_groups;
@@ -98,7 +100,10 @@ inline Plan make_plan(const Schedule& s) {
   detail::plan_arena(plan, s, ops, group_of, consumers);
   for (int p = 0; p < n; ++p) {
     const Meta& meta = plan.nodes[idx(p)].meta;
-    if (plan.materialized[idx(p)] && !is_root[idx(p)] && ops[idx(p)]->view == nullptr)
+    const bool view = ops[idx(p)]->view != nullptr &&
+                      (s.inputs[idx(p)].empty() ||
+                       may_alias(*ops[idx(p)], meta.dtype, plan.nodes[idx(s.inputs[idx(p)][0])].meta.dtype));
+    if (plan.materialized[idx(p)] && !is_root[idx(p)] && !view)
       plan.stats.intermediate_bytes += meta.shape.numel() * static_cast<std::int64_t>(itemsize(meta.dtype));
   }
   return plan;

@@ -65,7 +65,13 @@ class PlanChecker {
       if (node.op != OpId::fragment) {
         const OpDesc* d = find_op(node.op);
         LT_CHECK(d != nullptr, "plan: node ", p, " runs op ", static_cast<int>(node.op), ", which is not in the registry");
-        traits_[p] = PlanOpTraits{d->kind, d->view != nullptr, d};
+        // Inputs come before their readers, so the first input's Meta is known here (an input
+        // out of order is refused by the walk below; until then it reads as a view).
+        const std::span<const int> in = inputs(static_cast<int>(p));
+        const bool view = d->view != nullptr &&
+                          (in.empty() || in[0] < 0 || idx(in[0]) >= p ||
+                           may_alias(*d, node.meta.dtype, plan_.nodes[idx(in[0])].meta.dtype));
+        traits_[p] = PlanOpTraits{d->kind, view, d};
       }
       const std::int64_t numel = checked_numel(node.meta.shape, "plan: a node's shape");
       elements = checked_add(elements, numel, "plan: the step's elements");

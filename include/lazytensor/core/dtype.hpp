@@ -4,7 +4,9 @@
 #include <ostream>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
+#include "lazytensor/core/bfloat16.hpp"
 #include "lazytensor/core/error.hpp"
 
 namespace lt {
@@ -56,13 +58,16 @@ template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
 template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::bf16; };
 /// @endcond
 template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
 
 /// A type tag for dtype dispatch.
 template <class T> struct Tag { using type = T; /**< The tagged type. */ };
 
-/// Calls `f(Tag<T>{})` with the C++ type stored by `t`. bf16 has storage but no kernels yet.
+/// Calls `f(Tag<T>{})` with the C++ type that computing kernels use for `t`. bf16 has none:
+/// the tracer records bf16 arithmetic as f32 between casts (lt::record), so only
+/// conversions and copies see it (visit_storage).
 template <class F>
 decltype(auto) visit(DType t, F&& f) {
   switch (t) {
@@ -73,7 +78,15 @@ decltype(auto) visit(DType t, F&& f) {
     case DType::f64: return f(Tag<double>{});
     case DType::bf16: break;
   }
-  fail("dtype ", name(t), " has no kernels yet");
+  fail("dtype ", name(t), " has no computing kernels (it computes in f32)");
+}
+
+/// Calls `f(Tag<T>{})` with the C++ type stored by `t`, bfloat16 included: for conversions
+/// and copies, which `static_cast` between any two of these types.
+template <class F>
+decltype(auto) visit_storage(DType t, F&& f) {
+  if (t == DType::bf16) return f(Tag<bfloat16>{});
+  return visit(t, std::forward<F>(f));
 }
 
 /// Promotion of two dtypes of the same standing (torch.promote_types).

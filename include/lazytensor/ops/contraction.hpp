@@ -52,7 +52,7 @@ struct MatrixOperand {
 inline Meta matmul_infer(std::span<const Meta> in, const Attrs&) {
   const Shape &a = in[0].shape, &b = in[1].shape;
   LT_CHECK(a.rank() >= 1 && b.rank() >= 1, "both operands need at least one dim, got ", a, " and ", b);
-  for (const Meta& m : in) LT_CHECK(m.dtype != DType::bf16 && m.dtype != DType::boolean, "no kernel for ", name(m.dtype));
+  for (const Meta& m : in) LT_CHECK(m.dtype != DType::boolean, "no kernel for ", name(m.dtype));
   MatrixOperand l(a, contiguous_strides(a), true), r(b, contiguous_strides(b), false);
   LT_CHECK(l.cols == r.rows, "inner sizes differ: ", a, " and ", b);
   Shape out;

@@ -49,8 +49,8 @@ inline ConvParams check_conv(const char* what, std::span<const Meta> in, const A
            "} attributes");
   LT_CHECK(in[0].shape.rank() == 4 && in[1].shape.rank() == 4, what, " expects 4-d operands, got ", in[0].shape,
            " and ", in[1].shape);
-  LT_CHECK(is_floating(in[0].dtype) && in[0].dtype == in[1].dtype && in[0].dtype != DType::bf16,
-           "the operands must have the same floating dtype (f32 or f64)");
+  LT_CHECK(is_floating(in[0].dtype) && in[0].dtype == in[1].dtype,
+           "the operands must have the same floating dtype (f32, f64 or bf16)");
   ConvParams p(a);
   LT_CHECK(p.sh > 0 && p.sw > 0 && p.dh > 0 && p.dw > 0 && p.ph >= 0 && p.pw >= 0 && p.groups > 0,
            "stride and dilation must be positive, padding non-negative, groups positive");

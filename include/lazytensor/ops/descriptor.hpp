@@ -65,6 +65,16 @@ inline void not_differentiable(GradContext&) {}
 struct OpDesc;
 struct TiledProduct;
 
+/// How an op meets bf16 operands. Arithmetic never runs on bf16: the tracer records an op that
+/// computes as casts of its bf16 operands to f32, the op in f32, and a cast of the result back
+/// (lt::record), so that its kernels exist for f32 alone; ops that only move or convert
+/// values take bf16 storage as it is.
+enum class Bf16Operands : std::uint8_t {
+  by_kind,  ///< storage for movement ops, leaves and collectives; f32 for the others
+  storage,  ///< the kernel copies or converts bf16 values as stored
+  as_f32,   ///< the op computes: recorded in f32 between casts
+};
+
 /// A kernel bound once to its operands' dtypes and attributes, then called on contiguous runs
 /// of values with no set-up per call: how a fused row loop runs its members (runtime/row_loop.hpp).
 /// It computes exactly what the op's kernel computes on the same values.
@@ -124,7 +134,30 @@ struct OpDesc {
   const TiledProduct* tiled = nullptr;
   /// Elementwise ops, fragments and reductions: the bound form of `kernel`.
   BindFn bind = nullptr;
+  /// How bf16 operands reach the op (see Bf16Operands).
+  Bf16Operands bf16 = Bf16Operands::by_kind;
 };
+
+/// Whether `op` takes bf16 operands as stored, rather than in f32 between casts.
+constexpr bool takes_bf16_storage(const OpDesc& op) {
+  if (op.bf16 != Bf16Operands::by_kind) return op.bf16 == Bf16Operands::storage;
+  return op.kind == OpKind::movement || op.kind == OpKind::leaf || op.kind == OpKind::collective;
+}
+
+/// Whether a node of `op` whose result has dtype `out`, reading a first input of dtype `in`,
+/// may be a view of that input rather than a value of its own: an op with a view, unless it is
+/// elementwise and changes the dtype (a view shares its input's bytes, so it keeps their dtype;
+/// a cast to another dtype computes, and fuses). Planner and plan loader decide by this alone.
+constexpr bool may_alias(const OpDesc& op, DType out, DType in) {
+  return op.view != nullptr && (op.kind != OpKind::elementwise || out == in);
+}
+
+/// `d`, meeting bf16 operands as `how` says.
+template <class Desc>
+constexpr Desc with_bf16(Desc d, Bf16Operands how) {
+  d.bf16 = how;
+  return d;
+}
 
 /// `d` with its gradient rule `rule`.
 template <class Desc>

@@ -79,7 +79,6 @@ Meta elementwise_infer(std::span<const Meta> in, const Attrs&) {
     else one_shape = one_shape && m.shape == widest->shape;
   }
   if (one_shape) {
-    for (const Meta& m : in) LT_CHECK(m.dtype != DType::bf16, "bf16 has no kernels yet");
     return {widest->shape, Rule::result(in)};
   }
   Shape s = in[0].shape;
@@ -88,7 +87,6 @@ Meta elementwise_infer(std::span<const Meta> in, const Attrs&) {
     LT_CHECK(try_broadcast(s, m.shape, next), "shapes ", s, " and ", m.shape, " do not broadcast");
     s = next;
   }
-  for (const Meta& m : in) LT_CHECK(m.dtype != DType::bf16, "bf16 has no kernels yet");
   return {s, Rule::result(in)};
 }
 

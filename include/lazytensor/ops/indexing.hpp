@@ -58,7 +58,6 @@ inline Meta index_select_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape& s = in[0].shape;
   const Meta& index = in[1];
   check_index_dtype(index);
-  LT_CHECK(in[0].dtype != DType::bf16, "bf16 has no kernels yet");
   LT_CHECK(index.shape.rank() <= 1, "index must have rank 0 or 1, got rank ", index.shape.rank());
   check_dim(a.ints[0], s.rank());
   if (s.rank() == 0) {
@@ -82,7 +81,6 @@ inline void index_select_kernel(std::span<const View> in, const View& out, const
 inline Meta gather_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape &s = in[0].shape, &is = in[1].shape;
   check_index_dtype(in[1]);
-  LT_CHECK(in[0].dtype != DType::bf16, "bf16 has no kernels yet");
   check_dim(a.ints[0], s.rank());
   LT_CHECK(is.rank() == s.rank(), "index must have the rank of the input, got ", is, " for ", s);
   for (int d = 0; d < s.rank(); ++d)
@@ -98,7 +96,6 @@ inline void gather_kernel(std::span<const View> in, const View& out, const Attrs
 inline Meta scatter_add_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape &s = in[0].shape, &is = in[1].shape, &ss = in[2].shape;
   check_index_dtype(in[1]);
-  LT_CHECK(in[0].dtype != DType::bf16, "bf16 has no kernels yet");
   LT_CHECK(in[2].dtype == in[0].dtype, "src must have the dtype of self, got ", name(in[2].dtype), " and ",
            name(in[0].dtype));
   check_dim(a.ints[0], s.rank());
@@ -156,7 +153,8 @@ LT_DEFINE_OP(index_select, OpDesc{OpId::index_select, "index_select", OpKind::mo
                                      &index_select_kernel, nullptr, &grad::rule::index_select});
 LT_DEFINE_OP(gather, OpDesc{OpId::gather, "gather", OpKind::movement, 2, &gather_infer, &gather_kernel, nullptr,
                                &grad::rule::gather});
-LT_DEFINE_OP(scatter_add, OpDesc{OpId::scatter_add, "scatter_add", OpKind::movement, 3, &scatter_add_infer,
-                                    &scatter_add_kernel, nullptr, &grad::rule::scatter_add});
+LT_DEFINE_OP(scatter_add, with_bf16(OpDesc{OpId::scatter_add, "scatter_add", OpKind::movement, 3, &scatter_add_infer,
+                                              &scatter_add_kernel, nullptr, &grad::rule::scatter_add},
+                                       Bf16Operands::as_f32));
 
 }  // namespace lt::indexing

@@ -134,7 +134,6 @@ inline bool slice_view(std::span<const View> in, const Attrs& a, View& out) {
 
 /// The input's shape and dtype, for the copying ops that keep both.
 inline Meta same_meta_infer(std::span<const Meta> in, const Attrs&) {
-  LT_CHECK(in[0].dtype != DType::bf16, "bf16 has no kernels yet");
   return {in[0].shape, in[0].dtype};
 }
 
@@ -180,7 +179,6 @@ inline Meta cat_infer(std::span<const Meta> in, const Attrs& a) {
   DType t = in[0].dtype;
   for (std::size_t k = 0; k < in.size(); ++k) {
     LT_CHECK(in[k].shape.rank() > 0, "zero-dim tensor (at position ", k, ") cannot be concatenated");
-    LT_CHECK(in[k].dtype != DType::bf16, "bf16 has no kernels yet");
     t = promote_types(t, in[k].dtype);
   }
   const Meta* first = nullptr;
@@ -227,7 +225,6 @@ inline Meta pad_infer(std::span<const Meta> in, const Attrs& a) {
   LT_CHECK(static_cast<int>(a.ints.size() / 2) <= s.rank(), "padding of ", a.ints.size() / 2, " dims for rank ",
            s.rank());
   LT_CHECK(a.floats.size() == 1, "pad takes one fill value");
-  LT_CHECK(in[0].dtype != DType::bf16, "bf16 has no kernels yet");
   Shape out = s;
   for (std::size_t k = 0; k < a.ints.size() / 2; ++k) {
     int d = s.rank() - 1 - static_cast<int>(k);
@@ -252,7 +249,7 @@ inline void pad_kernel(std::span<const View> in, const View& out, const Attrs& a
     dst.shape[d] = src.shape[d];
   }
   if (grows)
-    visit(out.dtype, [&]<class T>(Tag<T>) {
+    visit_storage(out.dtype, [&]<class T>(Tag<T>) {
       T value = static_cast<T>(a.floats[0]);
       T* p = out.ptr<T>();
       kernels::parallel_blocks(out.numel(), kernels::parallel_threshold,

@@ -36,7 +36,7 @@ struct Window {
 
 inline void check_input(const Meta& x) {
   LT_CHECK(x.shape.rank() == 4, "expected input [N, C, H, W], got ", x.shape);
-  LT_CHECK(x.dtype == DType::f32 || x.dtype == DType::f64, "expected a floating input, got ", name(x.dtype));
+  LT_CHECK(is_floating(x.dtype), "expected a floating input, got ", name(x.dtype));
 }
 
 inline Meta window_infer(std::span<const Meta> in, const Attrs& a) {

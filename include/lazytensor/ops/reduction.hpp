@@ -399,7 +399,6 @@ inline Attrs attrs_over_rows(const Attrs& a) { return Attrs{{1, 1}, a.floats}; }
 template <class Op>
 Meta reduce_infer(std::span<const Meta> in, const Attrs& a) {
   const Meta& x = in[0];
-  LT_CHECK(x.dtype != DType::bf16, "bf16 has no kernels yet");
   LT_CHECK(!a.ints.empty() && a.floats.size() == Op::float_attrs, "malformed attributes");
   std::span<const std::int64_t> dims = reduced_dims(a);
   LT_CHECK(!Op::single_dim || dims.size() <= 1, "takes at most one dim, got ", dims.size());

@@ -146,7 +146,7 @@ struct CheckFinite {
   static Meta infer(std::span<const Meta> in, const Attrs& a) {
     LT_CHECK(a.ints.size() == 1 && a.floats.size() == 1 && a.ints[0] >= 0 && a.ints[0] <= 1,
              "check_finite takes {guard} and {order}");
-    LT_CHECK(in[0].dtype == DType::f32 || in[0].dtype == DType::f64, "the operand must be f32 or f64, not ",
+    LT_CHECK(is_floating(in[0].dtype), "the operand must be floating, not ",
              name(in[0].dtype));
     return {in[0].shape, in[0].dtype};
   }

@@ -111,7 +111,7 @@ inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g,
           external_views.push_back(v.shape.rank() == 0 ? v : View{v.data, v.dtype, Shape{1, 1}, Strides{0, 0}, v.wrapped_number});
           break;
         case Read::gather:
-          visit(v.dtype, [&]<class T>(Tag<T>) {
+          visit_storage(v.dtype, [&]<class T>(Tag<T>) {
             kernels::load_chunk<T>(operands[k], g.externals[k].index_space, r0 * per, r1 * per, reinterpret_cast<T*>(slot));
           });
           external_views.push_back(tile_view(slot, v.dtype, rows, per));

@@ -170,7 +170,7 @@ class EpilogueSink final : public TileSink {
         // (a residual beside a product's tile) cost more than the kernels' strided reads.
         external_views.push_back(View{element(v, first), v.dtype, block_shape, Strides{geo_.m, 1}, false});
       } else {
-        visit(v.dtype, [&]<class T>(Tag<T>) {
+        visit_storage(v.dtype, [&]<class T>(Tag<T>) {
           T* dst = reinterpret_cast<T*>(slot);
           for (std::int64_t r = 0; r < rows; ++r)
             kernels::load_chunk<T>(operands_[k], e.index_space, first + r * geo_.m, first + r * geo_.m + cols, dst + r * cols);

@@ -102,7 +102,7 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
   const bool prefetch = !prefetches_.empty() && ahead + tile_rows_ <= g_.rows();
   for (std::size_t k : gathered_) {
     const External& e = externals_[k];
-    visit(e.operand.dtype, [&]<class T>(Tag<T>) {
+    visit_storage(e.operand.dtype, [&]<class T>(Tag<T>) {
       kernels::load_chunk<T>(e.operand, g_.externals[k].index_space, r0 * e.per, r1 * e.per,
                              reinterpret_cast<T*>(base + e.scratch));
     });

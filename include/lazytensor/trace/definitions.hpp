@@ -142,6 +142,41 @@ void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tens
 
 }  // namespace lt::detail
 
+namespace lt::detail {
+
+/// Whether `op` on operands `metas` computes on bf16 values: then it is recorded in f32
+/// between casts (record_in_f32). A creation op makes bf16 when its dtype attribute says so.
+inline bool computes_bf16(const OpDesc& op, std::span<const Meta> metas, const Attrs& attrs) {
+  if (takes_bf16_storage(op)) return false;
+  if (op.kind == OpKind::creation) return !attrs.ints.empty() && attrs.ints[0] == static_cast<std::int64_t>(DType::bf16);
+  for (const Meta& m : metas)
+    if (m.dtype == DType::bf16) return true;
+  return false;
+}
+
+Tensor cast_to(const Tensor& t, DType to) {
+  return record(leaf::cast, std::span<const Tensor>(&t, 1), Attrs{{static_cast<std::int64_t>(to)}, {}});
+}
+
+/// `op` on `inputs`, whose result `out` was inferred and checked with their bf16 dtypes (so
+/// promotion is PyTorch's and a bad operand failed before anything was recorded): the bf16
+/// inputs cast to f32, the op in f32, its result cast to bf16 where `out` is bf16. Each op
+/// result is thereby rounded to bf16 once, as PyTorch's CPU kernels round; fusion merges the
+/// casts into the loops of their neighbours, and autograd passes through them.
+Tensor record_in_f32(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out, Device device) {
+  std::vector<Tensor> widened(inputs.begin(), inputs.end());
+  for (Tensor& t : widened)
+    if (t.dtype() == DType::bf16) t = cast_to(t, DType::f32);
+  if (op.kind == OpKind::creation) attrs.ints[0] = static_cast<std::int64_t>(DType::f32);
+  Tensor result = record(op, widened, std::move(attrs), device);
+  if (out.dtype == DType::bf16 && result.dtype() != DType::bf16) result = cast_to(result, DType::bf16);
+  LT_CHECK(result.dtype() == out.dtype, op.name, ": computed in f32 as ", name(result.dtype()), ", inferred ",
+           name(out.dtype));
+  return result;
+}
+
+}  // namespace lt::detail
+
 namespace lt {
 
 Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, Device device) {
@@ -158,6 +193,8 @@ Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, Dev
     if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
   }
   Meta out = check_and_infer(op, refs, metas, attrs, device);
+  if (detail::computes_bf16(op, metas, attrs)) [[unlikely]]
+    return detail::record_in_f32(op, inputs, std::move(attrs), out, device);
   if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))
     if (NodePtr alt = detail::identity_operand(op, std::span(&inputs[0].impl().node, 1), attrs))
       return detail::lazy_result(op, NodeInputs(1, [&](std::size_t) { return alt; }), std::move(attrs), out,

@@ -76,6 +76,9 @@ ExprInfo check_expr(const hana::tuple<Xs...>& operands, const attrs_storage<Op>&
   ExprInfo info{check_and_infer(Op, refs, metas, *a, device), device, DType::f32, true};
   using rule = typename std::remove_cvref_t<decltype(Op)>::rule;
   info.compute = kernels::compute_dtype(rule::compute(std::span<const Meta>(metas), info.meta.dtype));
+  // bf16 operands record op by op, each in f32 between casts (trace/definitions.hpp).
+  info.fusible = info.meta.dtype != DType::bf16;
+  for (const Meta& m : metas) info.fusible = info.fusible && m.dtype != DType::bf16;
   hana::for_each(operands, [&]<class X>(const X& x) {
     if constexpr (is_expr_v<X>)
       info.fusible = info.fusible && x.info.fusible && x.info.compute == info.compute &&

@@ -1,6 +1,6 @@
 #pragma once
 // Copies between strided views. Ops that only rearrange values move each element as an
-// unsigned unit of its size, so they instantiate per element size (1, 4, 8 bytes), not per
+// unsigned unit of its size, so they instantiate per element size (1, 2, 4, 8 bytes), not per
 // dtype.
 #include <algorithm>
 #include <atomic>
@@ -16,6 +16,7 @@ template <class F>
 decltype(auto) visit_unit(std::size_t size, F&& f) {
   switch (size) {
     case 1: return f(Tag<std::uint8_t>{});
+    case 2: return f(Tag<std::uint16_t>{});
     case 4: return f(Tag<std::uint32_t>{});
     case 8: return f(Tag<std::uint64_t>{});
     default: break;
@@ -59,7 +60,7 @@ inline void copy_strided(const View& src, const View& dst) {
   if (dst.contiguous()) return copy_into(src, dst);
   // Converting into a strided window: read chunks in dst's dtype, then spread them out.
   Operand op(src, dst.shape);
-  visit(dst.dtype, [&]<class T>(Tag<T>) {
+  visit_storage(dst.dtype, [&]<class T>(Tag<T>) {
     T* d = dst.ptr<T>();
     parallel_blocks(n, parallel_threshold, [&](std::int64_t b, std::int64_t e) {
       constexpr std::int64_t chunk = 512;

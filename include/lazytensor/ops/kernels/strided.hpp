@@ -154,13 +154,13 @@ struct Operand {
 /// Element i of `op` (in the output's index order) as Tc, its offset found by `at`.
 template <class Tc>
 Tc load_one(const Operand& op, const ElementOffset& at, std::int64_t i) {
-  return visit(op.dtype, [&]<class T>(Tag<T>) { return static_cast<Tc>(reinterpret_cast<const T*>(op.data)[at(i)]); });
+  return visit_storage(op.dtype, [&]<class T>(Tag<T>) { return static_cast<Tc>(reinterpret_cast<const T*>(op.data)[at(i)]); });
 }
 
 /// Copies elements [begin, end) of `op` (in the output's index order) into dst as Tc.
 template <class Tc>
 void load_chunk(const Operand& op, const Shape& out, std::int64_t begin, std::int64_t end, Tc* dst) {
-  visit(op.dtype, [&]<class T>(Tag<T>) {
+  visit_storage(op.dtype, [&]<class T>(Tag<T>) {
     const T* src = reinterpret_cast<const T*>(op.data);
     std::int64_t n = end - begin;
     if (op.dense) {
@@ -190,7 +190,7 @@ void load_chunk(const Operand& op, const Shape& out, std::int64_t begin, std::in
 /// Copies any view into a contiguous destination of dtype `dst.dtype` (same shape).
 inline void copy_into(const View& src, const View& dst) {
   Operand op(src, dst.shape);
-  visit(dst.dtype, [&]<class T>(Tag<T>) {
+  visit_storage(dst.dtype, [&]<class T>(Tag<T>) {
     T* d = dst.ptr<T>();
     parallel_blocks(dst.numel(), parallel_threshold,
                     [&](std::int64_t b, std::int64_t e) { load_chunk<T>(op, dst.shape, b, e, d + b); });
