@@ -202,7 +202,9 @@ inline bool small_gemm(const float* a, std::int64_t a_row, std::int64_t a_col, c
   // fixed by k alone (the panel kernel's one accumulator per element over p = 0, 1, ...; the
   // dot kernel's 16 lanes and then its fixed tree of lane sums).
   if (b_col == 1 && cols >= 16) {
-    even_blocks(rows, panel_rows, [&](std::int64_t i, std::int64_t r) {
+    // Rows of at least 4 vectors take blocks of up to 6 rows by 4 vectors (24 accumulators, 10
+    // loads per 24 multiply-adds) rather than 8 by 2 or 3.
+    even_blocks(rows, cols > 48 ? 6 : panel_rows, [&](std::int64_t i, std::int64_t r) {
       with_count<panel_rows>(static_cast<int>(r), [&]<int MR>() {
         panel_rows_of<MR>(a + i * a_row, a_row, a_col, b, b_row, c + i * ldc, ldc, k, cols);
       });
