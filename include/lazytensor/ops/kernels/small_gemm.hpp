@@ -43,8 +43,25 @@ inline __mmask16 first_lanes(std::int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-/// Rows of A per panel block, and vectors of B's row per block: 16 accumulators of 32.
-inline constexpr int panel_rows = 8, panel_vectors = 2;
+/// Calls f(i0, r) for blocks [i0, i0 + r) that cover [0, rows), as few as blocks of
+/// at most `most` rows allow and as even as can be (10 rows: 5 and 5, not 8 and 2): a short
+/// last block would run few accumulators per load.
+template <class F>
+[[gnu::always_inline]] inline void even_blocks(std::int64_t rows, int most, F&& f) {
+  const std::int64_t blocks = (rows + most - 1) / most, base = rows / blocks, longer = rows % blocks;
+  for (std::int64_t q = 0, i0 = 0; q < blocks; ++q) {
+    const std::int64_t r = base + (q < longer ? 1 : 0);
+    f(i0, r);
+    i0 += r;
+  }
+}
+
+/// Rows of A per panel block at most. A block of MR rows takes panel_vectors<MR> vectors of
+/// B's row: as many accumulators as fit beside the loaded vectors (at most 24 of the 32
+/// registers), so that short blocks still issue several independent multiply-adds per load.
+inline constexpr int panel_rows = 8;
+template <int MR>
+inline constexpr int panel_vectors = MR >= 7 ? 3 : 4;
 /// Rows of A and columns of B per dot block: 16 accumulators and 8 loaded vectors.
 inline constexpr int dot_rows = 4, dot_cols = 4;
 
@@ -72,14 +89,33 @@ template <int MR, int NB>
     for (int j = 0; j < NB; ++j) _mm512_mask_storeu_ps(c + i * ldc + 16 * j, mask[j], acc[i][j]);
 }
 
-/// MR rows of C, all `cols` columns, 32 at a time.
+/// MR rows of C, all `cols` columns, 16 panel_vectors<MR> at a time, the last few (masked)
+/// in as few vectors as they need.
 template <int MR>
 void panel_rows_of(const float* a, std::int64_t a_row, std::int64_t a_col, const float* b, std::int64_t b_row,
                    float* c, std::int64_t ldc, std::int64_t k, std::int64_t cols) {
-  std::int64_t j = 0;
-  for (; j + 16 < cols; j += 32) panel_block<MR, panel_vectors>(a, a_row, a_col, b + j, b_row, c + j, ldc, k, cols - j);
-  if (j < cols) panel_block<MR, 1>(a, a_row, a_col, b + j, b_row, c + j, ldc, k, cols - j);
+  constexpr int NB = panel_vectors<MR>;
+  const std::int64_t vectors = (cols + 15) / 16;
+  if (vectors % NB == 0 || vectors > 4 * NB) {  // whole blocks, or enough of them that one short one costs little
+    std::int64_t j = 0;
+    for (; j + 16 * NB <= cols; j += 16 * NB) panel_block<MR, NB>(a, a_row, a_col, b + j, b_row, c + j, ldc, k, cols - j);
+    if (j < cols)
+      with_count<NB>(static_cast<int>((cols - j + 15) / 16), [&]<int V>() {
+        panel_block<MR, V>(a, a_row, a_col, b + j, b_row, c + j, ldc, k, cols - j);
+      });
+    return;
+  }
+  // A few blocks (64 columns at NB 3: 32 and 32, not 48 and 16): as even as they can be.
+  const std::int64_t blocks = (vectors + NB - 1) / NB, base = vectors / blocks, longer = vectors % blocks;
+  for (std::int64_t q = 0, j = 0; q < blocks; ++q) {
+    const std::int64_t v = base + (q < longer ? 1 : 0);
+    with_count<NB>(static_cast<int>(v), [&]<int V>() {
+      panel_block<MR, V>(a, a_row, a_col, b + j, b_row, c + j, ldc, k, cols - j);
+    });
+    j += 16 * v;
+  }
 }
+
 
 /// The sums of the lanes of 16 accumulators, as one vector: lane 4 i + j holds the sum of
 /// acc[4 j + i]. Each sum adds lane l to lane l + 8, then l + 4, l + 2 and l + 1, the order of
@@ -162,11 +198,17 @@ inline bool small_gemm(const float* a, std::int64_t a_row, std::int64_t a_col, c
                        std::int64_t k) {
 #if defined(__AVX512F__)
   using namespace small_gemm_detail;
+  // How the rows and columns are blocked changes no bit: each element's sum runs in an order
+  // fixed by k alone (the panel kernel's one accumulator per element over p = 0, 1, ...; the
+  // dot kernel's 16 lanes and then its fixed tree of lane sums).
   if (b_col == 1 && cols >= 16) {
-    for (std::int64_t i = 0; i < rows; i += panel_rows)
-      with_count<panel_rows>(static_cast<int>(std::min<std::int64_t>(panel_rows, rows - i)), [&]<int MR>() {
+    // Rows of at least 4 vectors take blocks of up to 6 rows by 4 vectors (24 accumulators, 10
+    // loads per 24 multiply-adds) rather than 8 by 2 or 3.
+    even_blocks(rows, cols > 48 ? 6 : panel_rows, [&](std::int64_t i, std::int64_t r) {
+      with_count<panel_rows>(static_cast<int>(r), [&]<int MR>() {
         panel_rows_of<MR>(a + i * a_row, a_row, a_col, b, b_row, c + i * ldc, ldc, k, cols);
       });
+    });
     return true;
   }
   if (a_col == 1 && b_row == 1 && k >= 16) {
