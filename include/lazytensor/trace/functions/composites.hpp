@@ -88,8 +88,9 @@ Tensor dropout(const Tensor& x, double p, bool training, Site site) {
   if (!is_floating(x.dtype())) op_error("dropout", {&x, 1}, "expected a floating tensor");
   if (!training || p == 0) return x;
   if (p == 1) return zeros_like(x);
-  Tensor keep = rand(x.shape(), x.device()) >= p;
-  return x * (keep.to(x.dtype()) / (1 - p));
+  // One expression over the draw: the comparison and the scaling fuse with x's consumers
+  // (a cast of a bool mask would be an op of its own, and the mask a full-size value).
+  return x * where(rand(x.shape(), x.device()) >= p, 1 / (1 - p), 0.0);
 }
 
 namespace detail {
