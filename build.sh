@@ -37,6 +37,8 @@ usage() {
 usage: $0 <command> [args...]
   demo    build and run examples/mnist.cpp, a CNN trained on Fashion-MNIST (args go to it, e.g.
           --epochs N or --fake-data; installs dataset-fashion-mnist)
+          demo gpt [args]: examples/gpt.cpp, a byte-level GPT trained on Debian's fortunes
+          (e.g. --epochs N, --steps N, --layers N; installs fortunes)
   test    build everything and run the test suite with ctest
           --sanitize: the runtime, trace and op tests under ASan and UBSan, in build-sanitize
           (and a program built with plain -fsanitize=address,undefined)
@@ -179,11 +181,17 @@ cmd=${1:-}
 shift $(($# > 0))
 case $cmd in
   demo)
-    ensure_packages "${PACKAGES[@]}" "${COMPILER_PACKAGES[@]}" dataset-fashion-mnist
+    # demo gpt [args]: the byte-level GPT of examples/gpt.cpp, trained on Debian's fortunes.
+    example=mnist data=dataset-fashion-mnist
+    if [[ ${1:-} == gpt ]]; then
+      example=gpt data=fortunes
+      shift
+    fi
+    ensure_packages "${PACKAGES[@]}" "${COMPILER_PACKAGES[@]}" "$data"
     configure -DLAZYTENSOR_BUILD_EXAMPLES=ON
-    build mnist
-    log "running $BUILD_DIR/examples/mnist $*"
-    "./$BUILD_DIR/examples/mnist" "$@"
+    build "$example"
+    log "running $BUILD_DIR/examples/$example $*"
+    "./$BUILD_DIR/examples/$example" "$@"
     ;;
   test)
     if [[ ${1:-} == --sanitize ]]; then

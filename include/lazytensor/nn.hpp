@@ -13,6 +13,7 @@
 #include "lazytensor/nn/linear.hpp"
 #include "lazytensor/nn/module.hpp"
 #include "lazytensor/nn/pooling.hpp"
+#include "lazytensor/nn/positional_embedding.hpp"
 #include "lazytensor/nn/sequential.hpp"
 #include "lazytensor/nn/transformer.hpp"
 #include "lazytensor/nn/utils/clip_grad.hpp"

@@ -44,15 +44,19 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
 
   /// query [N, L, E] (batch_first) or [L, N, E], or unbatched [L, E]; key and value [.., S, E].
   /// key_padding_mask [N, S] (or [S]) bool, true for keys to ignore, or floating, added;
-  /// attn_mask [L, S] or [N * num_heads, L, S]. The arguments are PyTorch's, in its order.
+  /// attn_mask [L, S] or [N * num_heads, L, S], bool or floating likewise. The arguments are
+  /// PyTorch's, in its order. is_causal lets query i attend to keys 0..i only: with an
+  /// attn_mask it is PyTorch's hint that the mask is that causal mask (the mask is used as
+  /// given); without one the causal mask is made here (where PyTorch asks for the mask).
   /// Returns the output, shaped as query, and the attention weights: averaged over the heads,
   /// [N, L, S] (or [L, S]), or per head, [N, H, L, S] (or [H, L, S]), when
   /// average_attn_weights is false. Without need_weights the weights are an undefined tensor
-  /// (PyTorch's None) and nothing of them is recorded beyond what the output needs.
+  /// (PyTorch's None) and nothing of them is recorded beyond what the output needs. A mask of
+  /// the wrong shape, or neither bool nor floating, raises lt::Error naming the shapes.
   std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
                                     const std::optional<Tensor>& attn_mask = {}, bool average_attn_weights = true,
-                                    Site site = Site::current()) const {
+                                    bool is_causal = false, Site site = Site::current()) const {
     RecordingSite at(site);
     const Tensor operands[] = {query, key, value};
     if (!query.defined() || !key.defined() || !value.defined()) op_error("MultiheadAttention", operands, "an operand is undefined");
@@ -84,7 +88,7 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
       }
       return y.reshape({n, t.size(1), num_heads, d}).transpose(1, 2);  // [N, H, len, d]
     };
-    Tensor mask = combined_mask(n, l, s, key_padding_mask, attn_mask, operands);
+    Tensor mask = combined_mask(n, l, s, key_padding_mask, attn_mask, is_causal, operands);
     std::optional<Tensor> sdpa_mask = mask.defined() ? std::optional<Tensor>(mask) : std::nullopt;
     Tensor heads, weights;
     if (need_weights) {
@@ -107,8 +111,8 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
   std::pair<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                        const std::optional<Tensor>& key_padding_mask = {}, bool need_weights = true,
                                        const std::optional<Tensor>& attn_mask = {}, bool average_attn_weights = true,
-                                       Site site = Site::current()) const {
-    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, site);
+                                       bool is_causal = false, Site site = Site::current()) const {
+    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal, site);
   }
 
   /// @{
@@ -125,28 +129,42 @@ class MultiheadAttention : public Callable<MultiheadAttention> {
   Linear out_proj;
 
  private:
-  /// Both masks as one additive floating mask broadcasting to [N, H, L, S] (undefined if none).
+  /// The masks as one additive floating mask broadcasting to [N, H, L, S] (undefined if none).
   Tensor combined_mask(std::int64_t n, std::int64_t l, std::int64_t s, const std::optional<Tensor>& key_padding_mask,
-                       const std::optional<Tensor>& attn_mask, std::span<const Tensor> operands) const {
-    auto additive = [&](const Tensor& m) {
+                       const std::optional<Tensor>& attn_mask, bool is_causal, std::span<const Tensor> operands) const {
+    auto additive = [&](const Tensor& m, const char* which) {
+      if (!m.defined()) op_error("MultiheadAttention", operands, ::lt::detail::concat(which, " is undefined"));
+      if (m.dtype() != boolean && !is_floating(m.dtype()))
+        op_error("MultiheadAttention", operands,
+                 ::lt::detail::concat(which, " ", m.shape().str(), " must be bool or floating, not ", name(m.dtype())));
       if (m.dtype() != boolean) return m.to(in_proj_weight.dtype());
       return Tensor(where(m, -std::numeric_limits<double>::infinity(), zeros({}, m.device(), in_proj_weight.dtype())));
     };
     Tensor mask;
+    if (is_causal && !attn_mask) {  // key j is allowed for query i where j <= i, aligned at the top left
+      Device dev = in_proj_weight.device();
+      Tensor rows = arange(l, dev, i64).unsqueeze(1), cols = arange(s, dev, i64).unsqueeze(0);
+      mask = additive(Tensor(cols > rows), "the causal mask");
+    }
     if (attn_mask) {
       const Tensor& m = *attn_mask;
-      if (m.dim() == 2 && m.size(0) == l && m.size(1) == s) mask = additive(m);
-      else if (m.dim() == 3 && m.size(0) == n * num_heads && m.size(1) == l && m.size(2) == s)
-        mask = additive(m).reshape({n, num_heads, l, s});
+      if (m.defined() && m.dim() == 2 && m.size(0) == l && m.size(1) == s) mask = additive(m, "attn_mask");
+      else if (m.defined() && m.dim() == 3 && m.size(0) == n * num_heads && m.size(1) == l && m.size(2) == s)
+        mask = additive(m, "attn_mask").reshape({n, num_heads, l, s});
       else
         op_error("MultiheadAttention", operands,
-                 ::lt::detail::concat("attn_mask ", m.shape().str(), " must be [L, S] or [N * num_heads, L, S]"));
+                 ::lt::detail::concat("attn_mask ", m.defined() ? m.shape().str() : "undefined", " must be [L, S] = [", l,
+                                      ", ", s, "] or [N * num_heads, L, S] = [", n * num_heads, ", ", l, ", ", s, "]"));
     }
     if (key_padding_mask) {
       const Tensor& m = *key_padding_mask;
-      bool fits = (m.dim() == 2 && m.size(0) == n && m.size(1) == s) || (m.dim() == 1 && n == 1 && m.size(0) == s);
-      if (!fits) op_error("MultiheadAttention", operands, ::lt::detail::concat("key_padding_mask ", m.shape().str(), " must be [N, S]"));
-      Tensor pad = additive(m).reshape({n, 1, 1, s});
+      bool fits = m.defined() && ((m.dim() == 2 && m.size(0) == n && m.size(1) == s) ||
+                                  (m.dim() == 1 && n == 1 && m.size(0) == s));
+      if (!fits)
+        op_error("MultiheadAttention", operands,
+                 ::lt::detail::concat("key_padding_mask ", m.defined() ? m.shape().str() : "undefined", " must be [N, S] = [", n,
+                                      ", ", s, "]"));
+      Tensor pad = additive(m, "key_padding_mask").reshape({n, 1, 1, s});
       mask = mask.defined() ? Tensor(mask + pad) : pad;
     }
     return mask;

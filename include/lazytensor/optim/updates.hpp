@@ -34,13 +34,15 @@ void detail::AdamBase::update(std::size_t k, Tensor& p, const Tensor& grad) {
   Tensor g = !decoupled_ && o.weight_decay != 0 ? Tensor(grad + p * o.weight_decay) : grad;
   Tensor& m = exp_avg_[k];
   Tensor& v = exp_avg_sq_[k];
-  if (!m.defined()) {  // the moments start at zero: their first value is the scaled gradient
-    m = Tensor(g * (1 - o.beta1));
-    v = Tensor(g * g * (1 - o.beta2));
-  } else {
-    m.assign(m * o.beta1 + g * (1 - o.beta1));
-    v.assign(v * o.beta2 + g * g * (1 - o.beta2));
+  if (!m.defined()) {
+    // The moments start as zeros moved to the device, data rather than ops of the step: the
+    // first step then records the graph of every later one and compiles no plan of its own
+    // (0 * beta + x is x exactly, so the values are those of starting from the gradient).
+    m = zeros(p.shape(), cpu, p.dtype()).to(p.device());
+    v = zeros(p.shape(), cpu, p.dtype()).to(p.device());
   }
+  m.assign(m * o.beta1 + g * (1 - o.beta1));
+  v.assign(v * o.beta2 + g * g * (1 - o.beta2));
   // lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps), with sqrt(1 - b2^t) moved into
   // the scalars: as t grows, no scalar tends to exactly 1, which would compile a new plan.
   auto t = static_cast<double>(steps());

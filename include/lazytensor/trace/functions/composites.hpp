@@ -88,8 +88,10 @@ Tensor dropout(const Tensor& x, double p, bool training, Site site) {
   if (!is_floating(x.dtype())) op_error("dropout", {&x, 1}, "expected a floating tensor");
   if (!training || p == 0) return x;
   if (p == 1) return zeros_like(x);
-  Tensor keep = rand(x.shape(), x.device()) >= p;
-  return x * (keep.to(x.dtype()) / (1 - p));
+  // One expression over the draw: the comparison and the scaling fuse with x's consumers
+  // (a cast of a bool mask would be an op of its own, and the mask a full-size value). Both
+  // branches are of x's dtype, and a dropped value is x * 0, as PyTorch's (NaN stays NaN).
+  return where(rand(x.shape(), x.device()) >= p, x * (1 / (1 - p)), x * 0.0);
 }
 
 namespace detail {
