@@ -57,6 +57,7 @@ TEST(EncoderLayer, PlanMatchesReference) {
   Tensor y = l.layer(l.x);
   oracle::expect_plan_matches_reference({y}, "encoder layer");
   sync();
+  wait_device_ops();  // no step left running while the process exits
 }
 
 TEST(EncoderLayer, PackedProjectionAgreesWithSeparateOnes) {
