@@ -18,6 +18,7 @@
 
 #include "common/limits.hpp"
 #include "common/timing.hpp"
+#include "common/turns.hpp"
 
 namespace {
 
@@ -40,32 +41,6 @@ struct Mlp {
     return lt::matmul(lt::matmul(lt::matmul(x, w1.t()), w2.t()), w3.t());
   }
 };
-
-/// Medians (seconds) of several functions timed in turns: each round runs `runs[i]` timed runs
-/// of each fs[i], so that all of them see the same moments of a noisy machine and a ratio
-/// between two is fair. Before its turn each function rests the machine and runs once untimed:
-/// OpenBLAS's threads spin for about 0.1 s after a call, TBB's briefly, and a pool still spinning
-/// would slow the next library down.
-std::vector<double> medians_in_turns(const std::vector<std::function<void()>>& fs, const std::vector<int>& runs,
-                                     int rounds) {
-  std::vector<std::vector<double>> times(fs.size());
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t i = 0; i < fs.size(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-      fs[i]();
-      for (int k = 0; k < runs[i]; ++k) {
-        auto start = std::chrono::steady_clock::now();
-        fs[i]();
-        times[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      }
-    }
-  std::vector<double> medians;
-  for (auto& t : times) {
-    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-    medians.push_back(t[t.size() / 2]);
-  }
-  return medians;
-}
 
 }  // namespace
 
@@ -135,7 +110,7 @@ int main(int argc, char** argv) {
     runs.push_back(sgemms);
     runs.push_back(steps);
 #endif
-    std::vector<double> t = bench::with_threads(threads, [&] { return medians_in_turns(fs, runs, rounds); });
+    std::vector<double> t = bench::with_threads(threads, [&] { return bench::medians_in_turns(fs, runs, rounds); });
     bench::keep(sgemm.c);
     const double eigen = sgemm_gflop / t[0];
     double limit = eigen;
