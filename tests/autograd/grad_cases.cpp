@@ -250,7 +250,11 @@ LT_GRAD_TEST(matmul) {
           two("matrix x vector", var({2, 3}, 5), var({3}, 6), mm),
           two("vector x vector", var({3}, 7), var({3}, 8), mm),
           two("batch dims broadcast", var({2, 1, 2, 3}, 9), var({3, 3, 2}, 10), mm),
-          two("batched x matrix", var({2, 2, 3}, 11), var({3, 2}, 12), mm)};
+          two("batched x matrix", var({2, 2, 3}, 11), var({3, 2}, 12), mm),
+          two("rank 4 x matrix, the batch folded into rows", var({2, 3, 2, 3}, 13), var({3, 4}, 14), mm),
+          two("batched x vector", var({2, 2, 3}, 15), var({3}, 16), mm),
+          two("transposed batch x matrix", var({2, 3, 2}, 17), var({3, 2}, 18),
+              [](const Tensor& a, const Tensor& b) { return matmul(a.transpose(1, 2), b); })};
 }
 LT_GRAD_TEST(conv2d) {
   auto conv = [](Pair2 stride, Pair2 padding, Pair2 dilation, std::int64_t groups) {

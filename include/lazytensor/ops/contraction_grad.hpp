@@ -19,7 +19,18 @@ inline void matmul(GradContext& c) {
   if (b.dim() == 1) full.push_back(1);
   GradValue g = grad::reshape(c.grad, full);
   if (c.needs_grad(0)) c.set(0, grad::reshape(sum_to(grad::matmul(g, transpose_last(bm)), am.shape()), a.shape()));
-  if (c.needs_grad(1)) c.set(1, grad::reshape(sum_to(grad::matmul(transpose_last(am), g), bm.shape()), b.shape()));
+  if (!c.needs_grad(1)) return;
+  const std::int64_t k = am.shape()[am.dim() - 1], n = g.shape()[g.dim() - 1];
+  if (bm.dim() == 2 && am.dim() > 2 && k > 0 && n > 0 && !lt::detail::reproducible_sums) {
+    // A matrix applied over batch dims (a Linear on [N, T, in]): its gradient is one product
+    // with the batch folded into its rows, aᵀ [K, rows] times g [rows, N], not a product per
+    // batch element and a sum over them. A reproducible replica keeps the per-element tree.
+    GradValue rows_a = grad::reshape(am, Shape{am.shape().numel() / k, k});
+    GradValue rows_g = grad::reshape(g, Shape{g.shape().numel() / n, n});
+    c.set(1, grad::reshape(grad::matmul(transpose_last(rows_a), rows_g), b.shape()));
+    return;
+  }
+  c.set(1, grad::reshape(sum_to(grad::matmul(transpose_last(am), g), bm.shape()), b.shape()));
 }
 
 /// The convolutions' attributes with two sizes after conv2d's seven: the input's H and W (input
