@@ -48,7 +48,17 @@ struct Rsqrt { template <class T> T operator()(T x) const { return T(1) / std::s
 struct Sin { template <class T> T operator()(T x) const { return std::sin(x); } };
 struct Cos { template <class T> T operator()(T x) const { return std::cos(x); } };
 struct Tanh { template <class T> T operator()(T x) const { return std::tanh(x); } };
-struct Erf { template <class T> T operator()(T x) const { return std::erf(x); } };
+/// f32 on SIMD packets (pk::erf_float; a scalar through a packet too, for the same bits), f64 libm.
+struct Erf {
+  template <class T> T operator()(T x) const {
+    if constexpr (std::is_same_v<T, float> && kernels::packet_lanes<float> > 1)
+      return pk::through_packet(x, [](const auto& p) { return pk::erf_float(p); });
+    else return std::erf(x);
+  }
+  template <class P>
+    requires std::is_same_v<kernels::packet_scalar_t<P>, float>
+  P packet(const P& x) const { return pk::erf_float(x); }
+};
 struct Sigmoid { template <class T> T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); } };
 struct Relu {
   // NaN passes through, as in PyTorch.
@@ -65,7 +75,22 @@ struct Gelu {
       const T k = T(0.7978845608028654);  // sqrt(2 / pi)
       return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
     }
-    return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
+    return T(0.5) * x * (T(1) + Erf{}(x * T(0.7071067811865476)));
+  }
+  /// The erf form of f32 on packets, with the operations of the scalar form in its order; the
+  /// tanh form has none (HasPacket is a compile-time test, so this form checks at run time).
+  template <class P>
+    requires std::is_same_v<kernels::packet_scalar_t<P>, float>
+  P packet(const P& x) const {
+    using namespace Eigen::internal;
+    if (tanh_form) {
+      alignas(64) float v[unpacket_traits<P>::size];
+      pstoreu(v, x);
+      for (float& e : v) e = (*this)(e);
+      return ploadu<P>(v);
+    }
+    const P half_x = pmul(pset1<P>(0.5f), x);
+    return pmul(half_x, padd(pset1<P>(1.f), pk::erf_float(pmul(x, pset1<P>(0.7071067811865476f)))));
   }
 };
 struct Silu { template <class T> T operator()(T x) const { return x / (T(1) + std::exp(-x)); } };
