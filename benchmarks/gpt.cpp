@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
     std::printf("  %d thread%s: %.1f ms per step, %.1f GFLOP/s\n", threads, threads > 1 ? "s" : "", 1e3 * t,
                 g::gflop() / t);
   }
+  const double cpu = bench::with_threads(1, [&] { return bench::median_process_cpu_seconds(step, reps); });
+  std::printf("  1 thread, CPU time: %.1f ms per step\n", 1e3 * cpu);
   std::printf("  graphs compiled: %lld (%lld while timed), cached: %lld\n",
               static_cast<long long>(lt::metrics::counter("UncachedCompile")),
               static_cast<long long>(lt::metrics::counter("UncachedCompile")) - compiled,

@@ -3,6 +3,7 @@
 // section, and one printed row per measurement.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -25,6 +26,27 @@ double median_seconds(F&& f, int reps, int warmups = 1) {
     auto start = std::chrono::steady_clock::now();
     f();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+  return times[static_cast<std::size_t>(reps / 2)];
+}
+
+/// The median CPU time of the whole process over `reps` runs of f, in seconds, after `warmups`
+/// untimed runs: on a shared machine, the work a run did rather than the time it was given.
+/// Only meaningful where nothing spins while waiting (1 thread).
+template <class F>
+double median_process_cpu_seconds(F&& f, int reps, int warmups = 1) {
+  auto now = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  for (int w = 0; w < warmups; ++w) f();
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    const double start = now();
+    f();
+    times.push_back(now() - start);
   }
   std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
   return times[static_cast<std::size_t>(reps / 2)];

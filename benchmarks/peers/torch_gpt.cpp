@@ -3,7 +3,7 @@
 // causal multi-head attention and a GELU MLP, dropout 0.1, a final layer norm, an untied head
 // with bias), the same random batch (common/gpt_workload.hpp), cross entropy, backward,
 // clip_grad_norm_ to 1, AdamW with decay on matrices only, the linear warm-up schedule. ms per
-// step at 2 and 1 threads.
+// step at 2 and 1 threads, and at 1 thread in CPU time.
 //
 //   bench_torch_gpt [--quick]
 #include <cstdio>
@@ -132,4 +132,5 @@ int main(int argc, char** argv) {
     std::printf("  %d thread%s (at::get_num_threads() = %d): %.1f ms per step, %.1f GFLOP/s\n", threads,
                 threads > 1 ? "s" : "", at::get_num_threads(), 1e3 * s, g::gflop() / s);
   }
+  std::printf("  1 thread, CPU time: %.1f ms per step\n", 1e3 * bench::median_process_cpu_seconds(step, reps));
 }
