@@ -22,8 +22,9 @@ Tensor record_stored_bf16(const OpDesc& op, std::span<const Tensor> inputs, Attr
   const Site site = current_recording_site();
   const bool stored_out = stores_as_bf16(out);
   // Ops that only move or convert values take stored values as they are (a view of a stored
-  // weight stays a view), where every f32 operand is stored.
-  bool as_stored = takes_bf16_storage(op) && op.kind != OpKind::creation;
+  // weight stays a view), where every f32 operand is stored. Collectives, which take bf16
+  // storage too, exchange f32 (they have no bf16 kernels).
+  bool as_stored = takes_bf16_storage(op) && (op.kind == OpKind::movement || op.kind == OpKind::elementwise);
   for (const Tensor& t : inputs) as_stored = as_stored && (t.dtype() != DType::f32 || stored_as_bf16(t.impl()));
   if (as_stored) {
     Meta stored = out;
