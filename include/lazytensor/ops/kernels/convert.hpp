@@ -56,6 +56,14 @@ void convert_map(const void*, const void* const* src, void* dst, std::int64_t n,
   }
 }
 
+/// f32 values rounded to bf16 and widened again, as a bound map: a narrowing whose every
+/// reader widens at once (a bf16 op's result read by the next op) is this, in place.
+inline void bf16_round_trip_map(const void*, const void* const* src, void* dst, std::int64_t n, bool) {
+  const auto* s = static_cast<const float*>(src[0]);
+  auto* d = static_cast<float*>(dst);
+  for (std::int64_t i = 0; i < n; ++i) d[i] = std::bit_cast<float>(static_cast<std::uint32_t>(bf16_bits_of(s[i])) << 16);
+}
+
 /// Binds a conversion from in[0]'s dtype to out's: every pair of dtypes has one.
 inline bool convert_bind(std::span<const Meta> in, const Meta& out, const Attrs&, BoundKernel& into) {
   if (in.size() != 1) return false;
@@ -65,6 +73,7 @@ inline bool convert_bind(std::span<const Meta> in, const Meta& out, const Attrs&
   into.map_uniform_last = nullptr;
   into.input = in[0].dtype;
   into.result = out.dtype;
+  into.converts = true;
   return true;
 }
 
