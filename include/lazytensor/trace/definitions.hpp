@@ -92,8 +92,11 @@ namespace lt::detail {
 
 Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
                              Device device) {
-  if (device.is_lazy())
+  if (device.is_lazy()) {
+    if (bf16_storage()) [[unlikely]]
+      return record_stored_bf16(op, inputs, std::move(attrs), out, device);
     return lazy_result(op, input_nodes(inputs), std::move(attrs), out, device);
+  }
   std::vector<Array> arrays;
   arrays.reserve(inputs.size());
   for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
@@ -103,7 +106,7 @@ Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& 
 void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
                       const Meta& out, Device device, const Site& site) {
   if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
-      recording_hooks(inputs) != nullptr) {
+      recording_hooks(inputs) != nullptr || bf16_storage()) {
     RecordingSite at(site);
     dst = emit(op, inputs, std::move(attrs), out, device);
     return;
