@@ -18,6 +18,7 @@
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/gemm.hpp"
+#include "lazytensor/ops/kernels/gemm_bf16.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
 
@@ -299,7 +300,7 @@ inline TileGeometry conv2d_geometry(std::span<const Meta>, const Meta& out) {
 }
 /// Floating results are computed in their own dtype: every such convolution runs tile by tile.
 inline bool conv2d_fits_tiles(std::span<const Meta> in, const Meta& out) {
-  return in.size() == 2 && is_floating(out.dtype) && out.shape.numel() > 0;
+  return in.size() == 2 && is_floating(out.dtype) && out.dtype != DType::bf16 && out.shape.numel() > 0;
 }
 
 namespace detail {
@@ -341,7 +342,40 @@ inline void conv2d_tiles(std::span<const View> in, const Meta& out, const Attrs&
   });
 }
 
+/// conv2d of two bf16 operands on bf16 instructions: per image and group, in parallel, the
+/// columns in bf16 (moved as 16-bit units), their product with the weight in f32, rounded
+/// once into `out`.
+inline void conv2d_bf16(std::span<const View> in, const View& out, const Attrs& attrs) {
+  Array xc, wc, keep;
+  const View xv = detail::contiguous_operand(in[0], xc), wv = detail::contiguous_operand(in[1], wc);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, wv.shape, out.shape);
+  const View c = out.dtype == DType::f32 && out.contiguous() ? out : (keep = Array::empty(DType::f32, out.shape)).view;
+  const auto* x = xv.ptr<std::uint16_t>();
+  const auto* w = wv.ptr<bfloat16>();
+  float* y = c.ptr<float>();
+  kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
+    std::uint16_t* cols = detail::column_buffer<std::uint16_t>(g.patch * g.pixels);
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t n = task / g.G, grp = task % g.G;
+      detail::im2col(g, x + (n * g.C + grp * g.cg) * g.H * g.W, cols, g.pixels);
+      kernels::gemm_bf16_serial({w + grp * g.og * g.patch, g.patch, 1, reinterpret_cast<const bfloat16*>(cols), g.pixels, 1,
+                                 y + (n * g.O + grp * g.og) * g.pixels, g.pixels, g.og, g.patch, g.pixels});
+    }
+  });
+  if (c.data != out.data) kernels::copy_strided(c, out);
+}
+
 inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  if (kernels::product_takes_bf16(in, out)) return conv2d_bf16(in, out, attrs);
+  if (out.dtype == DType::bf16) {  // bf16 as stored, no bf16 products here: widened to f32
+    Array x = Array::empty(DType::f32, in[0].shape), w = Array::empty(DType::f32, in[1].shape);
+    Array y = Array::empty(DType::f32, out.shape);
+    kernels::copy_strided(in[0], x.view);
+    kernels::copy_strided(in[1], w.view);
+    const std::array<View, 2> wide = {x.view, w.view};
+    conv2d_kernel(wide, y.view, attrs);
+    return kernels::copy_strided(y.view, out);
+  }
   const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};
   const Meta m{out.shape, out.dtype};
   TilesInPlace sink(out, conv2d_geometry(metas, m));
@@ -438,14 +472,14 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
 
 inline constexpr TiledProduct conv2d_tiled{&conv2d_fits_tiles, &conv2d_geometry, &conv2d_tiles};
 
-LT_DEFINE_OP(conv2d, OpDesc{.id = OpId::conv2d,
+LT_DEFINE_OP(conv2d, with_bf16(OpDesc{.id = OpId::conv2d,
                                .name = "conv2d",
                                .kind = OpKind::contraction,
                                .arity = 2,
                                .infer = &conv2d_infer,
                                .kernel = &conv2d_kernel,
                                .grad = &grad::rule::conv2d,
-                               .tiled = &conv2d_tiled});
+                               .tiled = &conv2d_tiled}, Bf16Operands::storage));
 LT_DEFINE_OP(conv2d_input_grad, OpDesc{OpId::conv2d_input_grad,        "conv2d_input_grad",
                                           OpKind::contraction,            2,
                                           &conv2d_input_grad_infer,       &conv2d_input_grad_kernel,
