@@ -1,11 +1,13 @@
 // bf16 products: matmul and conv2d take bf16 operands as stored, on AVX512-BF16 where the CPU
-// has it (LT_BF16_GEMM=plain: widened to f32), accumulate in f32 and round once.
+// has it (LT_BF16_GEMM=plain: widened to f32), accumulate in f32 and round once; so do
+// conv2d's gradients. CTest runs these cases on both paths (tests/ops/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <lazytensor/lazytensor.hpp>
@@ -78,6 +80,25 @@ TEST_P(Bf16ProductsOnDevice, ConvolutionsAndPoolsTakeBf16) {
   Tensor y32 = max_pool2d(conv2d(x.to(f32), w.to(f32), std::nullopt, 1, 1), 2);
   const std::vector<float> got = y.to_vector<float>(), want = y32.to_vector<float>();
   for (std::size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], std::abs(want[k]) / 128 + 1e-3) << k;
+}
+
+TEST_P(Bf16ProductsOnDevice, ConvolutionGradientsTakeBf16) {
+  const Device dev = GetParam();
+  manual_seed(12);
+  // Two groups, stride 2, padding 1: (9 + 2 - 3) / 2 + 1 = 5 outputs a side.
+  Tensor x = randn({3, 4, 9, 9}, dev, bf16), w = randn({6, 2, 3, 3}, dev, bf16), g = randn({3, 6, 5, 5}, dev, bf16);
+  Tensor dx = conv2d_input_grad(g, w, Shape{3, 4, 9, 9}, 2, 1, 1, 2);
+  Tensor dw = conv2d_weight_grad(x, Shape{6, 2, 3, 3}, g, 2, 1, 1, 2);
+  ASSERT_EQ(dx.dtype(), bf16);
+  ASSERT_EQ(dw.dtype(), bf16);
+  // The same bf16 values in f32: the bf16 results differ by one rounding and the order of f32 sums.
+  Tensor dx32 = conv2d_input_grad(g.to(f32), w.to(f32), Shape{3, 4, 9, 9}, 2, 1, 1, 2);
+  Tensor dw32 = conv2d_weight_grad(x.to(f32), Shape{6, 2, 3, 3}, g.to(f32), 2, 1, 1, 2);
+  for (auto [got_t, want_t] : {std::pair{dx, dx32}, std::pair{dw, dw32}}) {
+    const std::vector<float> got = got_t.to_vector<float>(), want = want_t.to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) ASSERT_NEAR(got[k], want[k], std::abs(want[k]) / 128 + 1e-3) << k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(ProductsOnBothDevices, Bf16ProductsOnDevice, ::testing::Values(cpu, device()),
