@@ -183,6 +183,67 @@ inline void bf16_block(const Bf16GemmArgs& g, const PackedB& b, std::int64_t i0,
   }
 }
 
+/// C[MR rows, NR columns] as dot products of A's rows and B's columns, both contiguous along
+/// k: per 32 values of k, MR + NR loads and MR x NR vdpbf16ps (the last values masked), each
+/// element's 16 lanes summed at the end. Nothing is packed: B = W^T of a row-major weight W is
+/// read as it lies.
+template <int MR, int NR>
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void bf16_dot_block(const std::uint16_t* a, std::int64_t lda,
+                                                                             const std::uint16_t* b, std::int64_t ldb,
+                                                                             float* c, std::int64_t ldc, std::int64_t k) {
+  __m512 acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_ps();
+  // Full steps, then one masked: with the mask in the loop, GCC keeps the accumulators on the
+  // stack and stores each of them every step.
+  std::int64_t p = 0;
+  for (; p + 32 <= k; p += 32) {
+    __m512bh av[MR], bv[NR];
+    for (int i = 0; i < MR; ++i) av[i] = (__m512bh)_mm512_loadu_si512(a + i * lda + p);
+    for (int j = 0; j < NR; ++j) bv[j] = (__m512bh)_mm512_loadu_si512(b + j * ldb + p);
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], av[i], bv[j]);
+  }
+  if (p < k) {
+    const auto mask = static_cast<__mmask32>((std::uint32_t{1} << (k - p)) - 1u);
+    __m512bh av[MR], bv[NR];
+    for (int i = 0; i < MR; ++i) av[i] = (__m512bh)_mm512_maskz_loadu_epi16(mask, a + i * lda + p);
+    for (int j = 0; j < NR; ++j) bv[j] = (__m512bh)_mm512_maskz_loadu_epi16(mask, b + j * ldb + p);
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], av[i], bv[j]);
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) c[i * ldc + j] = _mm512_reduce_add_ps(acc[i][j]);
+}
+
+inline constexpr int bf16_dot = 4;  // rows and columns of C per dot block
+using Bf16DotBlock = void (*)(const std::uint16_t*, std::int64_t, const std::uint16_t*, std::int64_t, float*,
+                              std::int64_t, std::int64_t);
+template <int MR>
+inline constexpr Bf16DotBlock bf16_dot_row[bf16_dot] = {&bf16_dot_block<MR, 1>, &bf16_dot_block<MR, 2>,
+                                                        &bf16_dot_block<MR, 3>, &bf16_dot_block<MR, 4>};
+inline constexpr const Bf16DotBlock* bf16_dot_blocks[bf16_dot] = {bf16_dot_row<1>, bf16_dot_row<2>, bf16_dot_row<3>,
+                                                                  bf16_dot_row<4>};
+
+/// C's columns [j0, j1), every row, by dot blocks: B's four columns stay in L1 while every
+/// row of A passes them.
+inline void bf16_dot_columns(const Bf16GemmArgs& g, std::int64_t j0, std::int64_t j1) {
+  const auto* a = reinterpret_cast<const std::uint16_t*>(g.a);
+  const auto* b = reinterpret_cast<const std::uint16_t*>(g.b);
+  for (std::int64_t j = j0; j < j1; j += bf16_dot) {
+    const auto nr = static_cast<int>(std::min<std::int64_t>(bf16_dot, j1 - j));
+    for (std::int64_t i = 0; i < g.n; i += bf16_dot) {
+      const auto mr = static_cast<int>(std::min<std::int64_t>(bf16_dot, g.n - i));
+      bf16_dot_blocks[mr - 1][nr - 1](a + i * g.a_row, g.a_row, b + j * g.b_col, g.b_col, g.c + i * g.ldc + j, g.ldc, g.k);
+    }
+  }
+}
+
+/// Whether C = A B runs as dot products (bf16_dot_columns) rather than on packed panels: A's
+/// rows and B's columns contiguous along k (x W^T, W row-major, as linear multiplies) and few
+/// rows, which would not repay packing B. A choice by shape alone, so the same bits each run.
+inline bool bf16_dot_fits(const Bf16GemmArgs& g) { return g.a_col == 1 && g.b_row == 1 && g.k >= 32 && g.n <= 256; }
+
 }  // namespace detail
 #endif
 
@@ -213,6 +274,12 @@ inline void gemm_bf16(const Bf16GemmArgs& g) {
     return;
   }
 #ifdef LAZYTENSOR_BF16_DOT
+  if (detail::bf16_dot_fits(g)) {  // columns in blocks of 32, a fixed partition
+    parallel_blocks((g.m + 31) / 32, 1, [&](std::int64_t q0, std::int64_t q1) {
+      detail::bf16_dot_columns(g, q0 * 32, std::min(g.m, q1 * 32));
+    });
+    return;
+  }
   // Blocks of 64 rows by bf16_nc columns, as a fixed partition.
   const std::int64_t strip = 8 * detail::bf16_mr;
   const std::int64_t strips = (g.n + strip - 1) / strip, blocks = (g.m + detail::bf16_nc - 1) / detail::bf16_nc;
