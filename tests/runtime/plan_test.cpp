@@ -391,7 +391,9 @@ void random_graphs_match_reference(DType t, int graphs) {
   EXPECT_GT(fused_groups, graphs / 2);
   EXPECT_GT(fused_ops, 2 * fused_groups);
   EXPECT_GT(row_groups, graphs / 4);
-  EXPECT_GT(gemm_epilogues, graphs / 8);
+  // bf16 products run on bf16 kernels that write their whole result: no tiled epilogue.
+  if (t == bf16) EXPECT_EQ(gemm_epilogues, 0);
+  else EXPECT_GT(gemm_epilogues, graphs / 8);
   std::printf("%s random graphs from seed %llu: %d fused groups holding %d ops, %d of them around reductions, %d on "
               "products\n",
               std::string(name(t)).c_str(), static_cast<unsigned long long>(seed), fused_groups, fused_ops, row_groups, gemm_epilogues);
