@@ -1,6 +1,7 @@
 #pragma once
 // trace/'s functions that a program compiles once (IR dumps, recording an op): included by
 // the implementation (lazytensor/implementation.hpp), never by a file of its own.
+#include "lazytensor/trace/autocast.hpp"
 #include "lazytensor/trace/debug.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
@@ -196,6 +197,8 @@ Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, Dev
     if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
   }
   Meta out = check_and_infer(op, refs, metas, attrs, device);
+  if (autocast_enabled()) [[unlikely]]
+    if (std::optional<Tensor> cast = detail::autocast_record(op, inputs, attrs, device)) return std::move(*cast);
   if (detail::computes_bf16(op, metas, attrs)) [[unlikely]]
     return detail::record_in_f32(op, inputs, std::move(attrs), out, device);
   if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))
