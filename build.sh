@@ -36,7 +36,7 @@ usage() {
   cat <<USAGE
 usage: $0 <command> [args...]
   demo    build and run examples/mnist.cpp, a CNN trained on Fashion-MNIST (args go to it, e.g.
-          --epochs N or --fake-data; installs dataset-fashion-mnist)
+          --epochs N, --fake-data or --precision bf16; installs dataset-fashion-mnist)
           demo gpt [args]: examples/gpt.cpp, a byte-level GPT trained on Debian's fortunes
           (e.g. --epochs N, --steps N, --layers N; installs fortunes)
   test    build everything and run the test suite with ctest

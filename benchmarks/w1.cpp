@@ -1,7 +1,9 @@
 // W1: out = max(a*b + c, 0) * 0.5 - b over N = 2^24 floats; one evaluation = trace + barrier +
 // wait. Written op by op (the fusing scheduler makes one group of it) and as one expression
 // (one fragment), beside hand-written Eigen, xtensor (where the benchmark was built with it)
-// and the STREAM triad measured in the same run.
+// and the STREAM triad measured in the same run. Then the op-by-op form on bf16 inputs with a
+// bf16 result (each op in f32, rounded once: half the bytes), timed in turns with the f32
+// form, and the ratio of their medians.
 //
 //   bench_w1 [--quick]
 #include <algorithm>
@@ -41,6 +43,15 @@ int main(int argc, char** argv) {
     lt::wait_device_ops();
     bench::keep(out);
   };
+  // The same values in bf16 (rounded once).
+  lt::Tensor a16 = a.to(lt::bf16), b16 = b.to(lt::bf16), c16 = c.to(lt::bf16);
+  lt::sync();
+  auto op_by_op_bf16 = [&] {
+    lt::Tensor out = w1_op_by_op(a16, b16, c16);
+    lt::sync();
+    lt::wait_device_ops();
+    bench::keep(out);
+  };
   auto expression = [&] {
     lt::Tensor out = lt::maximum(a * b + c, 0.0f) * 0.5f - b;
     lt::sync();
@@ -62,6 +73,11 @@ int main(int argc, char** argv) {
       bench::print_row("lazytensor, op by op", 1e3 * t_ops, "ms", gb / t_ops / stream, gb / t_ops, "GB/s");
       bench::print_row("lazytensor, expression", 1e3 * t_expr, "ms", gb / t_expr / stream, gb / t_expr, "GB/s");
       bench::print_row("hand-written Eigen", 1e3 * t_eigen, "ms", gb / t_eigen / stream, gb / t_eigen, "GB/s");
+      // bf16 moves 8 B/element; timed in turns with f32 so that both see the same load.
+      auto [t_f32, t_bf16] = bench::median_seconds_paired(op_by_op, op_by_op_bf16, 9);
+      bench::print_row("lazytensor, op by op, bf16", 1e3 * t_bf16, "ms", gb / 2 / t_bf16 / stream, gb / 2 / t_bf16, "GB/s");
+      std::printf("  bf16 time / f32 time, op by op (in turns): %.3f (f32 %.3f ms, bf16 %.3f ms)\n", t_bf16 / t_f32,
+                  1e3 * t_f32, 1e3 * t_bf16);
 #if defined(LAZYTENSOR_BENCH_HAVE_XTENSOR)
       double t_xtensor = bench::median_seconds([&] { xtensor.run(); }, 9);
       bench::print_row("xtensor", 1e3 * t_xtensor, "ms", gb / t_xtensor / stream, gb / t_xtensor, "GB/s");
@@ -77,4 +93,7 @@ int main(int argc, char** argv) {
   lt::PlanStats stats = lt::debug::plan_stats({w1_op_by_op(a, b, c)});
   std::printf("plan of the op-by-op form: %d kernel(s), %lld intermediate bytes\n", stats.kernels,
               static_cast<long long>(stats.intermediate_bytes));
+  lt::PlanStats stats16 = lt::debug::plan_stats({w1_op_by_op(a16, b16, c16)});
+  std::printf("plan of the op-by-op form in bf16: %d kernel(s), %lld intermediate bytes\n", stats16.kernels,
+              static_cast<long long>(stats16.intermediate_bytes));
 }

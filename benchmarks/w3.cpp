@@ -2,7 +2,9 @@
 // L2 1024->1024, L3 1024->10, with bias, no grad, the same input every step. One step = trace +
 // barrier + wait. Beside it, in the same run: the SGEMM limits (2048^3, OpenBLAS and Eigen), the
 // step's three products alone, and the same three products as single cblas_sgemm calls with
-// OpenBLAS's own threads (what BLAS does on these shapes).
+// OpenBLAS's own threads (what BLAS does on these shapes). The step runs under lt::autocast(bf16)
+// too, in the same turns: its products in bf16 (the weights cast each step), printed with its
+// speed-up over the f32 step.
 //
 //   bench_w3 [--quick]
 #include <algorithm>
@@ -59,6 +61,23 @@ int main(int argc, char** argv) {
     lt::wait_device_ops();
     bench::keep(y);
   };
+  auto autocast_step = [&] {
+    lt::autocast guard(lt::bf16);
+    lt::Tensor y = mlp.forward(x);
+    lt::sync();
+    lt::wait_device_ops();
+    bench::keep(y);
+  };
+  // The step's products alone in bf16, on bf16 copies of x and the weights made once: what the
+  // bf16 kernels give without the casts of each autocast step.
+  const lt::Tensor xb = x.to(lt::bf16), w1b = mlp.w1.to(lt::bf16), w2b = mlp.w2.to(lt::bf16), w3b = mlp.w3.to(lt::bf16);
+  lt::sync();
+  auto bf16_products = [&] {
+    lt::Tensor y = lt::matmul(lt::matmul(lt::matmul(xb, w1b.t()), w2b.t()), w3b.t());
+    lt::sync();
+    lt::wait_device_ops();
+    bench::keep(y);
+  };
   auto products = [&] {
     lt::Tensor y = mlp.products_only(x);
     lt::sync();
@@ -81,9 +100,19 @@ int main(int argc, char** argv) {
     lt::sync();
     lt::wait_device_ops();
   }
+  {
+    lt::autocast guard(lt::bf16);
+    lt::Tensor y = mlp.forward(x);
+    lt::PlanStats stats = lt::debug::plan_stats({y});
+    std::printf("  plan of an autocast step: %d kernel(s), %d product(s) with an epilogue, %d row group(s), %lld "
+                "intermediate bytes\n",
+                stats.kernels, stats.gemm_epilogues, stats.row_groups, static_cast<long long>(stats.intermediate_bytes));
+    lt::sync();
+    lt::wait_device_ops();
+  }
   for (int threads : {2, 1}) {
-    std::vector<std::function<void()>> fs = {eigen_sgemm, step, products};
-    std::vector<int> runs = {sgemms, steps, steps};
+    std::vector<std::function<void()>> fs = {eigen_sgemm, step, products, autocast_step, bf16_products};
+    std::vector<int> runs = {sgemms, steps, steps, steps, steps};
 #ifdef LAZYTENSOR_BENCH_HAVE_CBLAS
     // The step's products as plain row-major cblas_sgemm calls, x w^T, on copies of the weights,
     // with OpenBLAS's own threads (lazytensor sets them to 1 before each of its products).
@@ -116,14 +145,18 @@ int main(int argc, char** argv) {
     double limit = eigen;
     std::printf(" %d thread%s\n", threads, threads > 1 ? "s" : "");
 #ifdef LAZYTENSOR_BENCH_HAVE_CBLAS
-    limit = sgemm_gflop / t[3];
+    limit = sgemm_gflop / t[5];
     bench::print_row("SGEMM limit, cblas_sgemm", limit, "GFLOP/s", 1.0);
 #endif
     bench::print_row("SGEMM limit, Eigen", eigen, "GFLOP/s", eigen / limit);
     bench::print_row("lazytensor W3 step", 1e6 * t[1], "us", gflop / t[1] / limit, gflop / t[1], "GFLOP/s");
     bench::print_row("lazytensor, products only", 1e6 * t[2], "us", gflop / t[2] / limit, gflop / t[2], "GFLOP/s");
+    bench::print_row("lazytensor W3 step, autocast bf16", 1e6 * t[3], "us", gflop / t[3] / limit, gflop / t[3], "GFLOP/s");
+    std::printf("    autocast speed-up over the f32 step: %.2fx\n", t[1] / t[3]);
+    bench::print_row("lazytensor, bf16 products only", 1e6 * t[4], "us", gflop / t[4] / limit, gflop / t[4], "GFLOP/s");
+    std::printf("    bf16 products' speed-up over the f32 products: %.2fx\n", t[2] / t[4]);
 #ifdef LAZYTENSOR_BENCH_HAVE_CBLAS
-    bench::print_row("3 cblas_sgemm calls", 1e6 * t[4], "us", gflop / t[4] / limit, gflop / t[4], "GFLOP/s");
+    bench::print_row("3 cblas_sgemm calls", 1e6 * t[6], "us", gflop / t[6] / limit, gflop / t[6], "GFLOP/s");
 #endif
   }
 }

@@ -19,6 +19,7 @@ struct ExampleOptions {
   int replicas = 1;
   std::string save_dir;  // a checkpoint per epoch goes here
   std::string resume;    // the checkpoint to continue from
+  lt::DType precision = lt::f32;  // bf16: the model runs under lt::autocast(bf16)
 
   /// The options, or nothing (after printing the usage) when the command line is wrong.
   static std::optional<ExampleOptions> parse(int argc, char** argv) {
@@ -30,8 +31,11 @@ struct ExampleOptions {
       else if (!std::strcmp(argv[i], "--replicas") && i + 1 < argc) o.replicas = std::atoi(argv[++i]);
       else if (!std::strcmp(argv[i], "--save") && i + 1 < argc) o.save_dir = argv[++i];
       else if (!std::strcmp(argv[i], "--resume") && i + 1 < argc) o.resume = argv[++i];
+      else if (!std::strcmp(argv[i], "--precision") && i + 1 < argc && (!std::strcmp(argv[i + 1], "f32") || !std::strcmp(argv[i + 1], "bf16")))
+        o.precision = !std::strcmp(argv[++i], "bf16") ? lt::bf16 : lt::f32;
       else {
-        std::cerr << "usage: " << argv[0] << " [--epochs N] [--dir DIR] [--fake-data] [--replicas R] [--save DIR] [--resume FILE]\n";
+        std::cerr << "usage: " << argv[0]
+                  << " [--epochs N] [--dir DIR] [--fake-data] [--replicas R] [--save DIR] [--resume FILE] [--precision f32|bf16]\n";
         return std::nullopt;
       }
     }

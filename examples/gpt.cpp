@@ -6,16 +6,19 @@
 //
 //   gpt [--epochs N] [--steps N] [--batch N] [--context N] [--layers N] [--d-model N]
 //       [--heads N] [--dropout P] [--lr R] [--warmup N] [--eval-batches N] [--sample N]
-//       [--temperature T] [--seed S] [--dir DIR] [--save DIR]
+//       [--temperature T] [--seed S] [--dir DIR] [--save DIR] [--init FILE]
 //
 // An epoch is --steps steps of --batch windows drawn at random (seeded) from the training
 // fortunes; validation runs --eval-batches batches of windows spread over the validation ones.
-// benchmarks/peers/gpt_torch.py trains the same model on the same windows in PyTorch.
+// benchmarks/peers/gpt_torch.py trains the same model on the same windows in PyTorch; with
+// --init FILE both start from the same weights: the first run to name FILE writes its initial
+// state dict there, later runs (of either) load it.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <random>
 #include <string>
@@ -40,7 +43,7 @@ struct Options {
   int sample = 240;  // bytes of each sample
   double temperature = 0.8;
   std::uint64_t seed = 1;
-  std::string dir = fortunes_directory, save_dir;
+  std::string dir = fortunes_directory, save_dir, init_file;
 
   static std::optional<Options> parse(int argc, char** argv) {
     Options o;
@@ -64,6 +67,7 @@ struct Options {
       else if (value && !std::strcmp(a, "--seed")) o.seed = static_cast<std::uint64_t>(number(i));
       else if (value && !std::strcmp(a, "--dir")) o.dir = argv[++i];
       else if (value && !std::strcmp(a, "--save")) o.save_dir = argv[++i];
+      else if (value && !std::strcmp(a, "--init")) o.init_file = argv[++i];
       else return usage(argv[0]);
     }
     if (o.epochs < 1 || o.steps < 1 || o.batch < 1 || o.model.context < 2 || o.eval_batches < 1 || o.sample < 0 ||
@@ -75,7 +79,7 @@ struct Options {
     std::cerr << "usage: " << self
               << " [--epochs N] [--steps N] [--batch N] [--context N] [--layers N] [--d-model N] [--heads N]\n"
                  "       [--dropout P] [--lr R] [--warmup N] [--eval-batches N] [--sample N] [--temperature T]\n"
-                 "       [--seed S] [--dir DIR] [--save DIR]\n";
+                 "       [--seed S] [--dir DIR] [--save DIR] [--init FILE]\n";
     return std::nullopt;
   }
 };
@@ -152,6 +156,12 @@ int run(const Options& o) {
   const lt::Device dev = lt::device();
   Gpt model(o.model);
   model.to(dev);
+  if (!o.init_file.empty()) {
+    const bool exists = std::filesystem::exists(o.init_file);
+    if (exists) lt::load_into(model, o.init_file);
+    else lt::save(model.state_dict(), o.init_file, {{"format", "pt"}});
+    std::printf("initial weights %s %s\n", exists ? "loaded from" : "written to", o.init_file.c_str());
+  }
   std::int64_t count = 0;
   for (const lt::Tensor& p : model.parameters()) count += p.numel();
   std::printf("GPT: %lld layers, d_model %lld, %lld heads, context %lld: %.2fM parameters\n",

@@ -3,13 +3,17 @@
 // traces forward, backward and update; the loader's barrier runs them as one cached plan.
 //
 //   mnist [--epochs N] [--dir DIR] [--fake-data] [--replicas R] [--save DIR] [--resume FILE]
+//         [--precision f32|bf16]
 //
 // Reads Debian's dataset-fashion-mnist by default; --fake-data trains on one seeded random
 // batch instead (no files needed; the accuracy then means nothing). --replicas R trains data
 // parallel: R replicas (under mpirun -np P, P x R), each on its share of every global batch
 // of 128, their gradients averaged by lt::optimizer_step; only the master prints. --save DIR
 // writes a checkpoint after each epoch (DIR/epoch-N.safetensors: weights, momentum, the random
-// generator, the loader's place), --resume FILE continues a run from one.
+// generator, the loader's place), --resume FILE continues a run from one. --precision bf16
+// runs the model under lt::autocast(bf16), in training and in testing: convolutions and
+// products in bf16, batch norm, log_softmax and the loss in f32, the weights and their
+// gradients f32.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -43,7 +47,8 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 /// One epoch of training; returns the seconds it took. Every 20 steps a step closure draws the
 /// progress line with that step's loss once the step has run: no read waits inside the loop.
 template <class Source>
-double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, lt::Device dev, int epoch, long steps) {
+double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, lt::Device dev, int epoch, long steps,
+                   lt::DType precision) {
   const bool master = lt::is_master_ordinal();
   model.train();
   auto start = Clock::now();
@@ -57,7 +62,11 @@ double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, l
   };
   for (auto [data, target] : lt::data::DeviceLoader(source, dev)) {
     optimizer.zero_grad();
-    lt::Tensor loss = F::nll_loss(model.forward(data), target);
+    lt::Tensor loss;
+    {
+      lt::autocast guard(precision);  // per replica thread; backward takes the dtypes it chose
+      loss = F::nll_loss(model.forward(data), target);
+    }
     loss.backward();
     ++step;
     if (master && step % 20 == 0) lt::add_step_closure([&draw, loss, done = step] { draw(done, loss.item<float>()); }, dev);
@@ -73,9 +82,10 @@ double train_epoch(MnistNet& model, lt::optim::SGD& optimizer, Source& source, l
 
 /// The accuracy over every replica's share of the test set.
 template <class Source>
-double test_accuracy(MnistNet& model, Source& source, lt::Device dev) {
+double test_accuracy(MnistNet& model, Source& source, lt::Device dev, lt::DType precision) {
   model.eval();
   lt::no_grad guard;
+  lt::autocast lowered(precision);
   auto [mine_correct, mine_seen] = classified(source, dev, [&](const lt::Tensor& x) { return model.forward(x); });
   using Counts = std::array<std::int64_t, 2>;
   auto [correct, seen] = lt::mesh_reduce("accuracy", Counts{mine_correct, mine_seen}, [](std::vector<Counts> all) {
@@ -121,7 +131,7 @@ int run_replica(const ExampleOptions& options) {
       const long steps = 100;
       auto data = lt::data::fake_data({share, 1, 28, 28}, 10, steps, /*seed=*/1 + static_cast<std::uint64_t>(lt::ordinal()));
       for (int e = first; e <= epochs; ++e) {
-        double s = train_epoch(model, optimizer, data, dev, e, steps);
+        double s = train_epoch(model, optimizer, data, dev, e, steps, options.precision);
         if (master) std::printf("epoch %d: %.2f ms per step (fake data)\n", e, 1e3 * s / steps);
         save_epoch(e);
       }
@@ -139,9 +149,11 @@ int run_replica(const ExampleOptions& options) {
       const long steps = static_cast<long>(train_loader.size());
       train_loader.set_position(position);
       for (int e = first; e <= epochs; ++e) {
-        double s = train_epoch(model, optimizer, train_loader, dev, e, steps);
-        double accuracy = test_accuracy(model, test_loader, dev);
-        if (master) std::printf("epoch %d: test accuracy %.2f%%, %.2f ms per training step\n", e, 100 * accuracy, 1e3 * s / steps);
+        double s = train_epoch(model, optimizer, train_loader, dev, e, steps, options.precision);
+        double accuracy = test_accuracy(model, test_loader, dev, options.precision);
+        if (master)
+          std::printf("epoch %d (%s): test accuracy %.2f%%, %.2f ms per training step\n", e, std::string(lt::name(options.precision)).c_str(),
+                      100 * accuracy, 1e3 * s / steps);
         save_epoch(e);
       }
     }

@@ -5,12 +5,14 @@ splitmix64 stream), seed and hyper-parameters, for comparing validation losses a
     /usr/bin/python3 benchmarks/peers/gpt_torch.py [the flags of examples/gpt]
 
 Needs Debian's python3-torch (optional; nothing builds or tests with it). Initial weights come
-from torch's generator, so they are drawn from the same distributions as lazytensor's, not the
-same values.
+from torch's generator, drawn from the same distributions as lazytensor's, unless --init FILE
+names a state dict written by `examples/gpt --init FILE`: then both start from the same values.
 """
 import argparse
+import json
 import math
 import os
+import re
 import random
 import sys
 import time
@@ -95,6 +97,32 @@ class Gpt(nn.Module):
         return self.head(self.ln_f(x))
 
 
+def load_initial(model, path):
+    """Copies the F32 tensors of the safetensors file `path` (examples/gpt's names: h<i>. for
+    blocks.<i>., pos.weight for pos) into model's parameters; every parameter must be there."""
+    with open(path, "rb") as f:
+        data = f.read()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + size])
+    body = memoryview(data)[8 + size:]
+    params = dict(model.named_parameters())
+    loaded = set()
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if entry["dtype"] != "F32":
+            raise SystemExit(f"{path}: {name} is {entry['dtype']}, not F32")
+        ours = re.sub(r"^h(\d+)\.", r"blocks.\1.", "pos" if name == "pos.weight" else name)
+        begin, end = entry["data_offsets"]
+        values = torch.frombuffer(bytearray(body[begin:end]), dtype=torch.float32).reshape(entry["shape"])
+        with torch.no_grad():
+            params[ours].copy_(values)
+        loaded.add(ours)
+    missing = set(params) - loaded
+    if missing:
+        raise SystemExit(f"{path}: no values for {sorted(missing)}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=3)
@@ -113,6 +141,7 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--dir", default="/usr/share/games/fortunes")
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--init", help="initial weights written by examples/gpt --init FILE")
     o = p.parse_args()
     torch.set_num_threads(o.threads)
     torch.manual_seed(o.seed)
@@ -120,6 +149,9 @@ def main():
     print(f"fortunes: {files} files, {fortunes} fortunes; {len(train)} bytes for training, "
           f"{len(validation)} for validation")
     model = Gpt(256, o.context, o.d_model, o.heads, o.layers, o.dropout)
+    if o.init:
+        load_initial(model, o.init)
+        print(f"initial weights loaded from {o.init}")
     print(f"GPT: {o.layers} layers, d_model {o.d_model}, {o.heads} heads, context {o.context}: "
           f"{sum(q.numel() for q in model.parameters()) / 1e6:.2f}M parameters")
     decay = [q for q in model.parameters() if q.dim() >= 2]

@@ -25,6 +25,7 @@
 #include "lazytensor/runtime/plan_dump_definitions.hpp"
 #include "lazytensor/runtime/profiler_summary.hpp"
 #include "lazytensor/trace/definitions.hpp"
+#include "lazytensor/trace/bf16_storage_definitions.hpp"
 #include "lazytensor/trace/functions/composites.hpp"
 #include "lazytensor/autograd/in_place.hpp"
 #include "lazytensor/autograd/tensor_methods.hpp"

@@ -7,6 +7,7 @@
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/core/shape.hpp"
 #include "lazytensor/ops/registry.hpp"
+#include "lazytensor/trace/autocast.hpp"
 #include "lazytensor/trace/debug.hpp"
 #include "lazytensor/trace/fixed_tensor.hpp"
 #include "lazytensor/trace/functions/arithmetic.hpp"

@@ -56,6 +56,17 @@ TEST(Determinism, W1) {
   });
 }
 
+// bf16 inputs and results: each op in f32 between casts, fused into the row loop.
+TEST(Determinism, W1Bf16) {
+  expect_same_bits_for_every_thread_count("W1 in bf16", [] {
+    const std::int64_t n = 1 << 20;
+    Tensor a = rand({n}, device(), bf16) * 2 - 1, b = rand({n}, device(), bf16) * 2 - 1, c = rand({n}, device(), bf16) * 2 - 1;
+    Tensor ab = a * b, s = ab + c, m = maximum(s, 0.0), h = m * 0.5;
+    Tensor out = h - b;
+    return std::vector<Tensor>{out, sum(out), softmax(out.reshape({1024, 1024}), 1)};
+  });
+}
+
 TEST(Determinism, W2Softmax) {
   expect_same_bits_for_every_thread_count("W2", [] {
     Tensor x = randn({1024, 1024}, device());

@@ -56,8 +56,7 @@ TEST(EncoderLayer, PlanMatchesReference) {
   no_grad guard;
   Tensor y = l.layer(l.x);
   oracle::expect_plan_matches_reference({y}, "encoder layer");
-  sync();
-  wait_device_ops();  // no step left running while the process exits
+  sync();  // left running at exit on purpose: the exit must wait for it on the worker
 }
 
 TEST(EncoderLayer, PackedProjectionAgreesWithSeparateOnes) {

@@ -9,6 +9,7 @@
 #include "lazytensor/autograd/builder.hpp"
 #include "lazytensor/autograd/grad_mode.hpp"
 #include "lazytensor/autograd/tape.hpp"
+#include "lazytensor/trace/autocast.hpp"
 #include "lazytensor/trace/functions/creation.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 
@@ -76,6 +77,7 @@ inline void backward(const Tensor& root, const Tensor& gradient, bool retain_gra
          describe(root), ", ", describe(g), ")");
   }
   no_grad guard;
+  autocast full_precision(DType::f32);  // gradients take the dtypes the forward ops chose
   if (g.dtype() != root.dtype()) g = g.to(root.dtype());
   if (!meta->grad_fn) return accumulate(meta->grad, g);
 

@@ -11,6 +11,7 @@
 #include "lazytensor/core/replica.hpp"
 #include "lazytensor/io/posix_file.hpp"
 #include "lazytensor/io/safetensors.hpp"
+#include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/runtime/api.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
@@ -125,6 +126,12 @@ void save(const TensorMap& tensors, const std::string& path, const Metadata& met
   for (auto& [name, t] : order) {
     Array a = materialize(t);  // waits for the step that computes it
     if (t.device().is_lazy()) metrics::counter_handle("TransferFromDevice").add();
+    if (a.view.dtype != t.dtype()) {
+      // Stored in another dtype than the program sees (bf16 storage): written as it sees it.
+      Array seen = Array::empty(t.dtype(), a.view.shape);
+      if (seen.view.numel() > 0) kernels::copy_into(a.view, seen.view);
+      a = seen;
+    }
     const std::size_t bytes = static_cast<std::size_t>(a.view.numel()) * itemsize(a.view.dtype);
     if (bytes == 0) continue;
     if (a.view.contiguous()) {

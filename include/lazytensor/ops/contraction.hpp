@@ -13,6 +13,7 @@
 #include "lazytensor/ops/elementwise_rules.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/gemm.hpp"
+#include "lazytensor/ops/kernels/gemm_bf16.hpp"
 #include "lazytensor/ops/kernels/gemm_tiles.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
@@ -73,7 +74,8 @@ inline TileGeometry matmul_geometry(std::span<const Meta> in, const Meta& out) {
 /// Whether a matmul writes its result in its own dtype, so that it can run tile by tile into
 /// the caller's memory (integers narrower than i64 are computed in i64, then narrowed).
 inline bool matmul_fits_tiles(std::span<const Meta> in, const Meta& out) {
-  return in.size() == 2 && kernels::compute_dtype(out.dtype) == out.dtype && out.shape.numel() > 0;
+  return in.size() == 2 && out.dtype != DType::bf16 && kernels::compute_dtype(out.dtype) == out.dtype &&
+         out.shape.numel() > 0;
 }
 
 /// The product tile by tile, each tile where `sink` places it: the one path both the op's
@@ -105,8 +107,30 @@ inline void matmul_tiles(std::span<const View> in, const Meta& out, const Attrs&
   });
 }
 
+/// A product of two bf16 operands by AVX512-BF16 (kernels/gemm_bf16.hpp), its f32 result
+/// rounded once into `out`.
+inline void matmul_bf16(std::span<const View> in, const View& out) {
+  MatrixOperand l(in[0].shape, in[0].strides, true), r(in[1].shape, in[1].strides, false);
+  Shape batch;
+  try_broadcast(l.batch, r.batch, batch);
+  const Strides la = broadcast_strides(l.batch, l.batch_strides, batch), rb = broadcast_strides(r.batch, r.batch_strides, batch);
+  const std::int64_t n = l.rows, k = l.cols, m = r.cols, batches = batch.numel();
+  Array keep_c;
+  const View c = out.dtype == DType::f32 && out.contiguous() ? out : (keep_c = Array::empty(DType::f32, out.shape)).view;
+  const auto* a = in[0].ptr<bfloat16>();
+  const auto* b = in[1].ptr<bfloat16>();
+  for (std::int64_t bi = 0; bi < batches; ++bi) {
+    kernels::OffsetWalker wa(batch, la, bi), wb(batch, rb, bi);
+    kernels::gemm_bf16({a + wa.offset(), l.row_stride, l.col_stride, b + wb.offset(), r.row_stride, r.col_stride,
+                        c.ptr<float>() + bi * n * m, m, n, k, m});
+  }
+  if (c.data != out.data) kernels::copy_strided(c, out);
+}
+
 inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
-  const DType t = kernels::compute_dtype(out.dtype);
+  if (kernels::product_takes_bf16(in, out)) return matmul_bf16(in, out);
+  // bf16 operands are taken as stored: widened to f32 here where the CPU has no bf16 products.
+  const DType t = out.dtype == DType::bf16 ? DType::f32 : kernels::compute_dtype(out.dtype);
   const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};
   const Meta computed{out.shape, t};
   Array keep_c;
@@ -118,12 +142,13 @@ inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs
 
 inline constexpr TiledProduct matmul_tiled{&matmul_fits_tiles, &matmul_geometry, &matmul_tiles};
 
-LT_DEFINE_OP(matmul, OpDesc{.id = OpId::matmul,
+// bf16 operands as stored: the kernel multiplies them on bf16 instructions where it can.
+LT_DEFINE_OP(matmul, with_bf16(OpDesc{.id = OpId::matmul,
                                .name = "matmul",
                                .kind = OpKind::contraction,
                                .arity = 2,
                                .infer = &matmul_infer,
                                .kernel = &matmul_kernel,
                                .grad = &grad::rule::matmul,
-                               .tiled = &matmul_tiled});
+                               .tiled = &matmul_tiled}, Bf16Operands::storage));
 }  // namespace lt::contraction

@@ -18,6 +18,7 @@
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/gemm.hpp"
+#include "lazytensor/ops/kernels/gemm_bf16.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
 
@@ -273,6 +274,19 @@ void for_each_image_group(const ConvGeometry& g, DType dtype, F&& f) {
   });
 }
 
+/// `kernel` on two bf16 operands widened to f32, its result rounded once into `out`: bf16
+/// products where the CPU has no bf16 instructions (or LT_BF16_GEMM=plain).
+inline void widened_to_f32(void (*kernel)(std::span<const View>, const View&, const Attrs&), std::span<const View> in,
+                           const View& out, const Attrs& attrs) {
+  Array x = Array::empty(DType::f32, in[0].shape), w = Array::empty(DType::f32, in[1].shape);
+  Array y = Array::empty(DType::f32, out.shape);
+  kernels::copy_strided(in[0], x.view);
+  kernels::copy_strided(in[1], w.view);
+  const std::array<View, 2> wide = {x.view, w.view};
+  kernel(wide, y.view, attrs);
+  kernels::copy_strided(y.view, out);
+}
+
 /// The operand's values, in place when contiguous.
 inline View contiguous_operand(const View& v, Array& copy) {
   if (v.contiguous()) return v;
@@ -299,7 +313,7 @@ inline TileGeometry conv2d_geometry(std::span<const Meta>, const Meta& out) {
 }
 /// Floating results are computed in their own dtype: every such convolution runs tile by tile.
 inline bool conv2d_fits_tiles(std::span<const Meta> in, const Meta& out) {
-  return in.size() == 2 && is_floating(out.dtype) && out.shape.numel() > 0;
+  return in.size() == 2 && is_floating(out.dtype) && out.dtype != DType::bf16 && out.shape.numel() > 0;
 }
 
 namespace detail {
@@ -341,7 +355,32 @@ inline void conv2d_tiles(std::span<const View> in, const Meta& out, const Attrs&
   });
 }
 
+/// conv2d of two bf16 operands on bf16 instructions: per image and group, in parallel, the
+/// columns in bf16 (moved as 16-bit units), their product with the weight in f32, rounded
+/// once into `out`.
+inline void conv2d_bf16(std::span<const View> in, const View& out, const Attrs& attrs) {
+  Array xc, wc, keep;
+  const View xv = detail::contiguous_operand(in[0], xc), wv = detail::contiguous_operand(in[1], wc);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, wv.shape, out.shape);
+  const View c = out.dtype == DType::f32 && out.contiguous() ? out : (keep = Array::empty(DType::f32, out.shape)).view;
+  const auto* x = xv.ptr<std::uint16_t>();
+  const auto* w = wv.ptr<bfloat16>();
+  float* y = c.ptr<float>();
+  kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
+    std::uint16_t* cols = detail::column_buffer<std::uint16_t>(g.patch * g.pixels);
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t n = task / g.G, grp = task % g.G;
+      detail::im2col(g, x + (n * g.C + grp * g.cg) * g.H * g.W, cols, g.pixels);
+      kernels::gemm_bf16_serial({w + grp * g.og * g.patch, g.patch, 1, reinterpret_cast<const bfloat16*>(cols), g.pixels, 1,
+                                 y + (n * g.O + grp * g.og) * g.pixels, g.pixels, g.og, g.patch, g.pixels});
+    }
+  });
+  if (c.data != out.data) kernels::copy_strided(c, out);
+}
+
 inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  if (kernels::product_takes_bf16(in, out)) return conv2d_bf16(in, out, attrs);
+  if (out.dtype == DType::bf16) return detail::widened_to_f32(&conv2d_kernel, in, out, attrs);
   const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};
   const Meta m{out.shape, out.dtype};
   TilesInPlace sink(out, conv2d_geometry(metas, m));
@@ -359,9 +398,36 @@ inline Meta conv2d_input_grad_infer(std::span<const Meta> in, const Attrs& a) {
   return {x, in[0].dtype};
 }
 
+/// conv2d_input_grad of two bf16 operands on bf16 instructions: per (image, group), the
+/// columns in f32 from weight^T times the gradient, added back into an f32 image, which is
+/// rounded once into `out`.
+inline void conv2d_input_grad_bf16(std::span<const View> in, const View& out, const Attrs& attrs) {
+  Array yc, wc;
+  const View yv = detail::contiguous_operand(in[0], yc), wv = detail::contiguous_operand(in[1], wc);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), out.shape, wv.shape, yv.shape);
+  const auto* w = wv.ptr<bfloat16>();
+  const auto* y = yv.ptr<bfloat16>();
+  kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
+    const std::int64_t image = g.cg * g.H * g.W;
+    float* cols = detail::column_buffer<float>(g.patch * g.pixels + image);
+    float* img = cols + g.patch * g.pixels;
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t n = task / g.G, grp = task % g.G;
+      kernels::gemm_bf16_serial({w + grp * g.og * g.patch, 1, g.patch, y + (n * g.O + grp * g.og) * g.pixels, g.pixels, 1,
+                                 cols, g.pixels, g.patch, g.og, g.pixels});
+      std::fill(img, img + image, 0.0f);
+      detail::col2im(g, cols, img);
+      bfloat16* dst = out.ptr<bfloat16>() + (n * g.C + grp * g.cg) * g.H * g.W;
+      for (std::int64_t e = 0; e < image; ++e) dst[e] = bfloat16(img[e]);
+    }
+  });
+}
+
 /// Per (image, group): columns = weight^T [patch, og] times the gradient [og, pixels], added
 /// back into the zeroed image.
 inline void conv2d_input_grad_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  if (kernels::product_takes_bf16(in, out)) return conv2d_input_grad_bf16(in, out, attrs);
+  if (out.dtype == DType::bf16) return detail::widened_to_f32(&conv2d_input_grad_kernel, in, out, attrs);
   Array yc, wc;
   const View yv = detail::contiguous_operand(in[0], yc), wv = detail::contiguous_operand(in[1], wc);
   const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), out.shape, wv.shape, yv.shape);
@@ -390,6 +456,8 @@ inline Meta conv2d_weight_grad_infer(std::span<const Meta> in, const Attrs& a) {
 /// same for every thread count). Per run and group: the gradient [og, images x pixels] times
 /// the images' columns, transposed; the runs' sums then add in run order.
 inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
+  if (out.dtype == DType::bf16 && !kernels::product_takes_bf16(in, out))
+    return detail::widened_to_f32(&conv2d_weight_grad_kernel, in, out, attrs);
   Array xc, yc;
   const View xv = detail::contiguous_operand(in[0], xc), yv = detail::contiguous_operand(in[1], yc);
   const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, out.shape, yv.shape);
@@ -400,59 +468,81 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
   runs = std::clamp<std::int64_t>(runs, 1, std::max<std::int64_t>(1, (std::int64_t{1} << 24) / std::max<std::int64_t>(weights, 1)));
   const std::int64_t per_run = std::max<std::int64_t>(1, (g.N + runs - 1) / runs);
   const std::int64_t chunk = std::clamp<std::int64_t>((std::int64_t{1} << 16) / std::max<std::int64_t>(g.patch * g.pixels, 1), 1, per_run);
-  kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
+  // bf16 operands (AVX512-BF16): columns and gradient rows moved as 16-bit units (E), their
+  // products and the sums in f32, rounded once at the end.
+  const bool bf16 = out.dtype == DType::bf16;
+  kernels::visit_compute(bf16 ? DType::f32 : out.dtype, [&]<class T>(Tag<T>) {
     if constexpr (std::is_floating_point_v<T>) {
       std::vector<T> sums(static_cast<std::size_t>(runs * weights), T(0));
-      kernels::parallel_blocks(runs, 1, [&](std::int64_t begin, std::int64_t end) {
-        const std::int64_t k_max = chunk * g.pixels;
-        T* cols = detail::column_buffer<T>(g.patch * k_max + g.og * k_max + g.og * g.patch);
-        T* grad = cols + g.patch * k_max;  // the chunk's gradient rows, [og, images x pixels]
-        T* product = grad + g.og * k_max;
-        for (std::int64_t run = begin; run < end; ++run) {
-          T* sum = sums.data() + run * weights;
-          const std::int64_t n0 = run * per_run, n1 = std::min(g.N, n0 + per_run);
-          for (std::int64_t c0 = n0; c0 < n1; c0 += chunk) {
-            const std::int64_t images = std::min(chunk, n1 - c0), k = images * g.pixels;
-            for (std::int64_t grp = 0; grp < g.G; ++grp) {
-              for (std::int64_t i = 0; i < images; ++i) {
-                detail::im2col(g, xv.ptr<T>() + ((c0 + i) * g.C + grp * g.cg) * g.H * g.W, cols + i * g.pixels, k);
-                for (std::int64_t o = 0; o < g.og; ++o) {
-                  const T* src = yv.ptr<T>() + ((c0 + i) * g.O + grp * g.og + o) * g.pixels;
-                  std::copy(src, src + g.pixels, grad + o * k + i * g.pixels);
+      auto accumulate = [&]<class E>(Tag<E>) {
+        constexpr bool wide = std::is_same_v<E, T>;
+        kernels::parallel_blocks(runs, 1, [&](std::int64_t begin, std::int64_t end) {
+          const std::int64_t k_max = chunk * g.pixels;
+          E* cols = detail::column_buffer<E>(g.patch * k_max + g.og * k_max + (wide ? g.og * g.patch : 0));
+          E* grad = cols + g.patch * k_max;  // the chunk's gradient rows, [og, images x pixels]
+          T* product = nullptr;
+          if constexpr (wide) product = grad + g.og * k_max;
+          else product = detail::column_buffer<T>(g.og * g.patch);  // another thread_local buffer
+          for (std::int64_t run = begin; run < end; ++run) {
+            T* sum = sums.data() + run * weights;
+            const std::int64_t n0 = run * per_run, n1 = std::min(g.N, n0 + per_run);
+            for (std::int64_t c0 = n0; c0 < n1; c0 += chunk) {
+              const std::int64_t images = std::min(chunk, n1 - c0), k = images * g.pixels;
+              for (std::int64_t grp = 0; grp < g.G; ++grp) {
+                for (std::int64_t i = 0; i < images; ++i) {
+                  detail::im2col(g, xv.ptr<E>() + ((c0 + i) * g.C + grp * g.cg) * g.H * g.W, cols + i * g.pixels, k);
+                  for (std::int64_t o = 0; o < g.og; ++o) {
+                    const E* src = yv.ptr<E>() + ((c0 + i) * g.O + grp * g.og + o) * g.pixels;
+                    std::copy(src, src + g.pixels, grad + o * k + i * g.pixels);
+                  }
                 }
+                if constexpr (wide)
+                  kernels::gemm<T>(grad, k, 1, cols, 1, k, product, g.og, k, g.patch);
+                else
+                  kernels::gemm_bf16_serial({reinterpret_cast<const bfloat16*>(grad), k, 1,
+                                             reinterpret_cast<const bfloat16*>(cols), 1, k, product, g.patch, g.og, k,
+                                             g.patch});
+                T* dst = sum + grp * g.og * g.patch;
+                for (std::int64_t e = 0; e < g.og * g.patch; ++e) dst[e] += product[e];
               }
-              kernels::gemm<T>(grad, k, 1, cols, 1, k, product, g.og, k, g.patch);
-              T* dst = sum + grp * g.og * g.patch;
-              for (std::int64_t e = 0; e < g.og * g.patch; ++e) dst[e] += product[e];
             }
           }
-        }
-      });
-      T* dw = out.ptr<T>();
-      std::copy(sums.begin(), sums.begin() + weights, dw);
+        });
+      };
+      if constexpr (std::is_same_v<T, float>) {
+        if (bf16) accumulate(Tag<std::uint16_t>{});
+        else accumulate(Tag<T>{});
+      } else {
+        accumulate(Tag<T>{});
+      }
       for (std::int64_t run = 1; run < runs; ++run)
-        for (std::int64_t e = 0; e < weights; ++e) dw[e] += sums[static_cast<std::size_t>(run * weights + e)];
+        for (std::int64_t e = 0; e < weights; ++e) sums[static_cast<std::size_t>(e)] += sums[static_cast<std::size_t>(run * weights + e)];
+      if (bf16)
+        for (std::int64_t e = 0; e < weights; ++e) out.ptr<bfloat16>()[e] = bfloat16(static_cast<float>(sums[static_cast<std::size_t>(e)]));
+      else
+        std::copy(sums.begin(), sums.begin() + weights, out.ptr<T>());
     }
   });
 }
 
 inline constexpr TiledProduct conv2d_tiled{&conv2d_fits_tiles, &conv2d_geometry, &conv2d_tiles};
 
-LT_DEFINE_OP(conv2d, OpDesc{.id = OpId::conv2d,
+LT_DEFINE_OP(conv2d, with_bf16(OpDesc{.id = OpId::conv2d,
                                .name = "conv2d",
                                .kind = OpKind::contraction,
                                .arity = 2,
                                .infer = &conv2d_infer,
                                .kernel = &conv2d_kernel,
                                .grad = &grad::rule::conv2d,
-                               .tiled = &conv2d_tiled});
-LT_DEFINE_OP(conv2d_input_grad, OpDesc{OpId::conv2d_input_grad,        "conv2d_input_grad",
-                                          OpKind::contraction,            2,
-                                          &conv2d_input_grad_infer,       &conv2d_input_grad_kernel,
-                                          nullptr,                        &grad::rule::conv2d_input_grad});
-LT_DEFINE_OP(conv2d_weight_grad, OpDesc{OpId::conv2d_weight_grad,        "conv2d_weight_grad",
-                                           OpKind::contraction,             2,
-                                           &conv2d_weight_grad_infer,       &conv2d_weight_grad_kernel,
-                                           nullptr,                         &grad::rule::conv2d_weight_grad});
+                               .tiled = &conv2d_tiled}, Bf16Operands::storage));
+// conv2d's gradients are products too: bf16 operands as stored, as conv2d's.
+LT_DEFINE_OP(conv2d_input_grad, with_bf16(OpDesc{OpId::conv2d_input_grad, "conv2d_input_grad", OpKind::contraction, 2,
+                                                 &conv2d_input_grad_infer, &conv2d_input_grad_kernel, nullptr,
+                                                 &grad::rule::conv2d_input_grad},
+                                          Bf16Operands::storage));
+LT_DEFINE_OP(conv2d_weight_grad, with_bf16(OpDesc{OpId::conv2d_weight_grad, "conv2d_weight_grad", OpKind::contraction, 2,
+                                                  &conv2d_weight_grad_infer, &conv2d_weight_grad_kernel, nullptr,
+                                                  &grad::rule::conv2d_weight_grad},
+                                           Bf16Operands::storage));
 
 }  // namespace lt::contraction

@@ -3,6 +3,7 @@
 // inputs; everything they need (shape, dtype, values, seed) is in their attributes.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -203,6 +204,14 @@ inline void rand_kernel(std::span<const View>, const View& out, const Attrs& a) 
     fill_blocks(out, a, 4, [d](const Block& w, std::int64_t first, std::int64_t count) {
       for (std::int64_t k = 0; k < count; ++k) d[first + k] = static_cast<float>(w[k] >> 8) * 0x1p-24f;
     });
+  } else if (out.dtype == DType::bf16) {
+    // The f32 draw truncated to bf16, not rounded: a draw near 1 would round to 1.
+    auto* d = out.ptr<bfloat16>();
+    fill_blocks(out, a, 4, [d](const Block& w, std::int64_t first, std::int64_t count) {
+      for (std::int64_t k = 0; k < count; ++k)
+        d[first + k] = bfloat16::from_bits(
+            static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(w[k] >> 8) * 0x1p-24f) >> 16));
+    });
   } else {
     double* d = out.ptr<double>();
     fill_blocks(out, a, 2, [d](const Block& w, std::int64_t first, std::int64_t count) {
@@ -267,8 +276,10 @@ LT_DEFINE_OP(full, OpDesc{OpId::full, "full", OpKind::creation, 0, &full_infer, 
 LT_DEFINE_OP(arange, OpDesc{OpId::arange, "arange", OpKind::creation, 0, &arange_infer, &arange_kernel});
 LT_DEFINE_OP(linspace, OpDesc{OpId::linspace, "linspace", OpKind::creation, 0, &linspace_infer, &linspace_kernel});
 LT_DEFINE_OP(eye, OpDesc{OpId::eye, "eye", OpKind::creation, 0, &eye_infer, &eye_kernel});
-LT_DEFINE_OP(rand, OpDesc{OpId::rand, "rand", OpKind::creation, 0, &float_random_infer, &rand_kernel,
-                              nullptr, nullptr, {}, random_value_ints});
+// bf16 draws are made as bf16 (rand_kernel), so that none is 1.
+LT_DEFINE_OP(rand, with_bf16(OpDesc{OpId::rand, "rand", OpKind::creation, 0, &float_random_infer, &rand_kernel,
+                                       nullptr, nullptr, {}, random_value_ints},
+                                Bf16Operands::storage));
 LT_DEFINE_OP(randn, OpDesc{OpId::randn, "randn", OpKind::creation, 0, &float_random_infer, &randn_kernel,
                               nullptr, nullptr, {}, random_value_ints});
 // randint's bounds {low, high} (ints 3 and 4) are data as well.

@@ -92,6 +92,7 @@ struct BoundKernel {
   /// same chunks as the op's kernel reduces a row.
   void (*reduce)(const void* row, std::int64_t n, const Attrs& attrs, void* dst) = nullptr;
   DType input = DType::f32;   // the dtype every tensor operand must be read as
+  bool converts = false;      // only converts its operand from `input` to the result's dtype (a cast)
   DType result = DType::f32;  // the dtype `reduce` writes (the result's dtype converts from it)
   alignas(64) std::byte state[state_bytes];
 };

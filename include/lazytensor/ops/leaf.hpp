@@ -7,6 +7,7 @@
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/grad.hpp"
+#include "lazytensor/ops/kernels/convert.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
 namespace lt::leaf {
@@ -47,7 +48,10 @@ LT_DEFINE_OP(scalar, OpDesc{OpId::scalar, "scalar", OpKind::creation, 0, &scalar
                                Bf16Operands::storage});
 /// A cast's gradient is the output's, cast back (by the autograd layer) to the input's dtype.
 inline void cast_grad(GradContext& c) { c.set(0, c.grad); }
-LT_DEFINE_OP(cast, with_bf16(OpDesc{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view, &cast_grad},
-                          Bf16Operands::storage));
+// Bound (kernels::convert_bind): a fused group that converts, bf16 work above all, runs in
+// the row loop.
+LT_DEFINE_OP(cast, OpDesc{OpId::cast, "cast", OpKind::elementwise, 1, &cast_infer, &cast_kernel, &cast_view, &cast_grad, {},
+                          /*value_ints=*/0, /*folds_special_values=*/false, nullptr, &kernels::convert_bind,
+                          Bf16Operands::storage});
 
 }  // namespace lt::leaf

@@ -13,6 +13,7 @@
 #include "lazytensor/core/dtype.hpp"
 #include "lazytensor/core/shape.hpp"
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/convert.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
@@ -44,10 +45,12 @@ inline bool RowLoop::bind() {
   for (std::size_t i = 0; i < g_.members.size(); ++i)
     if (!bind_member(i)) return false;
   for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
+  fold_round_trips();
+  // A value is read by its readers and by those of the members that are its values.
   last_reader_.assign(members_.size(), -1);
   for (std::size_t i = 0; i < members_.size(); ++i)
     for (const Input& in : inputs_of(members_[i]))
-      if (in.member >= 0) last_reader_[idx(in.member)] = static_cast<std::ptrdiff_t>(i);
+      if (in.member >= 0) last_reader_[idx(source_of(in.member))] = static_cast<std::ptrdiff_t>(i);
   share_tiles();
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
@@ -69,6 +72,7 @@ inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
     const Node& n = node(static_cast<int>(i));
+    if (m.kernel.converts || m.same_as >= 0) continue;  // a cast's attributes are structure: nothing to bind again
     if (m.constant) {
       if (!(n.attrs == m.bound_attrs)) bind_constant(m, n);
       continue;
@@ -201,6 +205,31 @@ inline bool RowLoop::bind_member(std::size_t i) {
   return true;
 }
 
+inline void RowLoop::fold_round_trips() {
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    Member& m = members_[i];
+    if (!m.kernel.converts || m.constant || m.materialized || m.per == 0 || m.kernel.input != DType::f32 ||
+        m.out_dtype != DType::bf16)
+      continue;
+    bool read = false, only_widened = true;  // read, and only by widenings that are not results
+    for (std::size_t j = i + 1; j < members_.size(); ++j) {
+      const Member& r = members_[j];
+      for (const Input& in : inputs_of(r)) {
+        if (in.member != static_cast<int>(i)) continue;
+        read = true;
+        only_widened = only_widened && r.kernel.converts && !r.materialized && r.out_dtype == DType::f32 && r.input_count == 1;
+      }
+    }
+    if (!read || !only_widened) continue;
+    m.kernel.map = &kernels::bf16_round_trip_map;
+    m.out_dtype = DType::f32;
+    m.scratch = reserve(tile_rows_ * m.per, DType::f32);
+    for (std::size_t j = i + 1; j < members_.size(); ++j)
+      if (members_[j].input_count == 1 && inputs_of(members_[j])[0].member == static_cast<int>(i))
+        members_[j].same_as = static_cast<int>(i);
+  }
+}
+
 inline void RowLoop::share_tiles() {
   // Whether member i, reading member k, may share k's place: k's value is only passed on,
   // is as wide as i's, and is read by no member after i.
@@ -211,14 +240,16 @@ inline void RowLoop::share_tiles() {
   };
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
-    if (m.reduction || m.constant || (m.materialized && m.streamed)) continue;
+    if (m.reduction || m.constant || m.same_as >= 0 || (m.materialized && m.streamed)) continue;
     for (const Input& in : inputs_of(m)) {
-      if (in.member < 0 || !shares(in.member, i)) continue;
-      Member& value = members_[idx(in.member)];
+      if (in.member < 0) continue;
+      const int k = source_of(in.member);
+      if (!shares(k, i)) continue;
+      Member& value = members_[idx(k)];
       if (!m.materialized) {
         // A chain: made where its first value is, named directly, so that placing a chain of
         // 100 values (W5) is not 100 walks back along it.
-        m.made_in = value.made_in >= 0 ? value.made_in : in.member;
+        m.made_in = value.made_in >= 0 ? value.made_in : k;
         break;
       }
       if (value.made_in >= 0) continue;  // made in a chain's tile already

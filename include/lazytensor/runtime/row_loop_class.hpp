@@ -94,6 +94,7 @@ class RowLoop {
     bool one_call = false;  // maps a tile in one call, its operands read where they are
     bool stream_direct = false;  // streamed, one call, read by no later member: its packets go straight past the caches
     int made_in = -1;  // the member whose tile it is made in (share_tiles), or -1: its own
+    int same_as = -1;  // a widening whose values are those of this member, which rounds them (fold_round_trips)
     std::size_t scratch = 0;
     Place out, streamed_to;  // where a tile's values are made, and where a streamed result goes
     alignas(8) std::byte constant_value[8];
@@ -129,6 +130,14 @@ class RowLoop {
   bool bind_kernel(std::size_t i, std::span<const Meta> metas);
 
   bool bind_member(std::size_t i);
+
+  /// A narrowing f32 -> bf16 that only widening members read, back to f32 (a bf16 op's result
+  /// read by the next op, each between casts), rounds its values in f32 instead, and the
+  /// widenings are its values (same_as) and do not run: a pass and a tile fewer per op.
+  void fold_round_trips();
+
+  /// The member whose values member k's are.
+  int source_of(int k) const { return members_[idx(k)].same_as >= 0 ? members_[idx(k)].same_as : k; }
 
   /// Members share tiles where an elementwise kernel may read and write one place (it reads
   /// each element before writing it), the value read being read by no later member:

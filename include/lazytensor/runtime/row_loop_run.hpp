@@ -51,6 +51,7 @@ inline void RowLoop::run(const Buffer& arena) {
 }
 
 inline RowLoop::Place RowLoop::member_place(std::size_t k) const {
+  if (members_[k].same_as >= 0) return member_place(idx(members_[k].same_as));
   if (members_[k].made_in >= 0) return member_place(idx(members_[k].made_in));
   const Member& m = members_[k];
   if (!m.materialized || m.streamed) return Place{nullptr, 0, static_cast<std::ptrdiff_t>(m.scratch)};
@@ -112,7 +113,7 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
     for (; i < members_.size(); ++i) {
       const Member& m = members_[i];
       if (prefetch) prefetch_share(ahead, i);
-      if (m.constant) continue;
+      if (m.constant || m.same_as >= 0) continue;
       std::byte* out = m.out.in_tile(r0, base);
       const std::span<const Input> ins = inputs_of(m);
       if (m.one_call) {

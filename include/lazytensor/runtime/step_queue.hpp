@@ -39,6 +39,9 @@ inline bool async_enabled() {
 
 /// True on a worker thread: a step never waits for the steps of a device (itself among them).
 inline thread_local bool on_step_worker = false;
+/// True once this thread's thread_locals are being destroyed: the kernels' per-thread scratch
+/// may already be gone, so its waits leave queued steps to the worker rather than run them.
+inline thread_local bool thread_ending = false;
 
 class StepQueue {
  public:
@@ -164,7 +167,10 @@ inline void wait_all_steps() {
 /// statics it uses (TBB's, the metrics, the op tables) are destroyed.
 inline void wait_for_steps_when_this_thread_ends() {
   struct Drain {
-    ~Drain() { wait_all_steps(); }
+    ~Drain() {
+      thread_ending = true;
+      wait_all_steps();
+    }
   };
   static thread_local Drain drain;
   (void)drain;
@@ -269,7 +275,7 @@ void StepQueue::help_until(Done&& done) {
     if (done()) return;
     // Only a device's own thread helps: another device's step may wait in a collective for
     // this thread's replica.
-    if (!running_ && !jobs_.empty() && !on_step_worker && index_ == current_lazy_index &&
+    if (!running_ && !jobs_.empty() && !on_step_worker && !thread_ending && index_ == current_lazy_index &&
         jobs_.front().width == tbb::this_task_arena::max_concurrency()) {
       Job job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -12,6 +12,7 @@
 #include "lazytensor/core/buffer.hpp"
 #include "lazytensor/core/dtype.hpp"
 #include "lazytensor/core/shape.hpp"
+#include "lazytensor/ops/kernels/convert.hpp"
 
 namespace lt::detail {
 
@@ -33,16 +34,15 @@ inline void fill_values(std::byte* dst, const std::byte* value, std::size_t size
 /// n values at `from` (dtype `t`) as dtype `to`, converted as kernels convert operands.
 /// Both places are aligned to their dtypes (arena, scratch and rows of them are).
 inline void convert_values(DType t, const std::byte* from, DType to, std::byte* dst, std::int64_t n) {
-  visit(t, [&]<class T>(Tag<T>) {
-    visit(to, [&]<class U>(Tag<U>) {
+  visit_storage(t, [&]<class T>(Tag<T>) {
+    visit_storage(to, [&]<class U>(Tag<U>) {
       U* d = reinterpret_cast<U*>(dst);
       if constexpr (std::is_same_v<T, bool>) {
         // Read as bytes: a loop that converts bools one at a time does not vectorise.
         const auto* b = reinterpret_cast<const std::uint8_t*>(from);
         for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<U>(b[i] != 0);
       } else {
-        const T* f = reinterpret_cast<const T*>(from);
-        for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<U>(f[i]);
+        kernels::convert_run(reinterpret_cast<const T*>(from), d, n);
       }
     });
   });

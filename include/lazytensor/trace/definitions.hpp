@@ -1,6 +1,7 @@
 #pragma once
 // trace/'s functions that a program compiles once (IR dumps, recording an op): included by
 // the implementation (lazytensor/implementation.hpp), never by a file of its own.
+#include "lazytensor/trace/autocast.hpp"
 #include "lazytensor/trace/debug.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
@@ -92,8 +93,11 @@ namespace lt::detail {
 
 Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs, const Meta& out,
                              Device device) {
-  if (device.is_lazy())
+  if (device.is_lazy()) {
+    if (bf16_storage()) [[unlikely]]
+      return record_stored_bf16(op, inputs, std::move(attrs), out, device);
     return lazy_result(op, input_nodes(inputs), std::move(attrs), out, device);
+  }
   std::vector<Array> arrays;
   arrays.reserve(inputs.size());
   for (const Tensor& t : inputs) arrays.push_back(t.impl().data);
@@ -103,7 +107,7 @@ Tensor emit_untracked(const OpDesc& op, std::span<const Tensor> inputs, Attrs&& 
 void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tensor> inputs, Attrs&& attrs,
                       const Meta& out, Device device, const Site& site) {
   if (!dst.defined() || !device.is_lazy() || dst.device() != device || dst.impl().autograd ||
-      recording_hooks(inputs) != nullptr) {
+      recording_hooks(inputs) != nullptr || bf16_storage()) {
     RecordingSite at(site);
     dst = emit(op, inputs, std::move(attrs), out, device);
     return;
@@ -193,6 +197,8 @@ Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, Dev
     if (refs[k].meta != nullptr) metas[k] = *refs[k].meta;
   }
   Meta out = check_and_infer(op, refs, metas, attrs, device);
+  if (autocast_enabled()) [[unlikely]]
+    if (std::optional<Tensor> cast = detail::autocast_record(op, inputs, attrs, device)) return std::move(*cast);
   if (detail::computes_bf16(op, metas, attrs)) [[unlikely]]
     return detail::record_in_f32(op, inputs, std::move(attrs), out, device);
   if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))

@@ -9,6 +9,7 @@
 #include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/trace/bf16_storage.hpp"
 #include "lazytensor/trace/grad_hooks.hpp"
 #include "lazytensor/trace/identities.hpp"
 #include "lazytensor/trace/tensor.hpp"
@@ -82,11 +83,12 @@ inline TensorImplPtr new_impl(Device device, const Meta& meta, NodePtr node, Arr
 }
 }  // namespace detail
 
-/// A tensor on `device` holding `data`: a device_data leaf on a lazy device.
+/// A tensor on `device` holding `data`: a device_data leaf on a lazy device (f32 data stored
+/// as bf16 under bf16 storage).
 inline Tensor tensor_from_array(Array data, Device device) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   NodePtr node;
-  if (device.is_lazy()) node = make_data_node(leaf::device_data, std::exchange(data, {}));
+  if (device.is_lazy()) node = make_data_node(leaf::device_data, detail::stored_data(std::exchange(data, {})));
   return Tensor(detail::new_impl(device, meta, std::move(node), std::move(data)));
 }
 

@@ -79,6 +79,8 @@ ExprInfo check_expr(const hana::tuple<Xs...>& operands, const attrs_storage<Op>&
   // bf16 operands record op by op, each in f32 between casts (trace/definitions.hpp).
   info.fusible = info.meta.dtype != DType::bf16;
   for (const Meta& m : metas) info.fusible = info.fusible && m.dtype != DType::bf16;
+  // Likewise under bf16 storage, where f32 values on lazy devices are bf16 (trace/bf16_storage.hpp).
+  info.fusible = info.fusible && !(device.is_lazy() && bf16_storage());
   hana::for_each(operands, [&]<class X>(const X& x) {
     if constexpr (is_expr_v<X>)
       info.fusible = info.fusible && x.info.fusible && x.info.compute == info.compute &&

@@ -20,7 +20,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
   Tensor counted = detail::counted(target, ignore_index);
   // Ignored targets gather class 0, in range; where() then drops their loss and gradient.
   Tensor safe = where(counted, target, 0);
-  return detail::reduce_counted(detail::picked(input, safe), counted, reduction);
+  return detail::reduce_counted(detail::picked(::lt::detail::autocast_wide(input), safe), counted, reduction);
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction, double label_smoothing,
@@ -43,20 +43,22 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduct
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction, Site site) {
   RecordingSite at(site);
   detail::check_same_shape("mse_loss", input, target);
-  Tensor d = input - target;
+  // Losses are of autocast's fp32 list: their operands in f32 under it.
+  Tensor d = ::lt::detail::autocast_wide(input) - ::lt::detail::autocast_wide(target);
   return detail::reduce(d * d, reduction);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, Site site) {
   RecordingSite at(site);
   detail::check_same_shape("l1_loss", input, target);
-  return detail::reduce(abs(input - target), reduction);
+  return detail::reduce(abs(::lt::detail::autocast_wide(input) - ::lt::detail::autocast_wide(target)), reduction);
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& labels,
                                                Reduction reduction, Site site) {
   RecordingSite at(site);
-  detail::check_same_shape("binary_cross_entropy_with_logits", input, target);
+  detail::check_same_shape("binary_cross_entropy_with_logits", logits, labels);
+  const Tensor input = ::lt::detail::autocast_wide(logits), target = ::lt::detail::autocast_wide(labels);
   Tensor loss = relu(input) - input * target + log1p(exp(-abs(input)));
   return detail::reduce(loss, reduction);
 }
@@ -104,6 +106,7 @@ inline std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const 
 /// Whether the fused attention op takes these operands: f32 or f64 throughout, one rank and
 /// the same batch dims (the composite form broadcasts them), a mask of q's dtype if any.
 inline bool fused_attention_fits(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& additive) {
+  if (autocast_enabled()) return false;  // the composite's products run in bf16 under autocast
   if ((q.dtype() != f32 && q.dtype() != f64) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
   if (additive.defined() && additive.dtype() != q.dtype()) return false;
   if (k.dim() != q.dim() || v.dim() != q.dim()) return false;

@@ -13,6 +13,7 @@
 
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/kernels/cblas.hpp"
+#include "lazytensor/ops/kernels/gemm_bf16.hpp"
 #include "lazytensor/ops/kernels/small_gemm.hpp"
 
 namespace lt::kernels {
@@ -181,7 +182,8 @@ inline std::string gemm_backend() {
 #else
   const std::string general = eigen;
 #endif
-  return has_small_gemm ? general + "; small f32 products: lazytensor's AVX-512 kernels" : general;
+  return (has_small_gemm ? general + "; small f32 products: lazytensor's AVX-512 kernels" : general) + "; " +
+         bf16_gemm_name();
 }
 
 namespace detail {

@@ -10,21 +10,24 @@
 
 namespace lt {
 
-Tensor softmax(const Tensor& x, std::int64_t dim, Site site) {
+Tensor softmax(const Tensor& input, std::int64_t dim, Site site) {
   RecordingSite at(site);
+  const Tensor x = detail::autocast_wide(input);  // in f32 under autocast, as torch.autocast's fp32 list
   Tensor e = exp(x - amax(x, dim, true));
   return e / sum(e, dim, true);
 }
 
-Tensor log_softmax(const Tensor& x, std::int64_t dim, Site site) {
+Tensor log_softmax(const Tensor& input, std::int64_t dim, Site site) {
   RecordingSite at(site);
+  const Tensor x = detail::autocast_wide(input);
   Tensor shifted = x - amax(x, dim, true);
   return shifted - log(sum(exp(shifted), dim, true));
 }
 
-Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<Tensor>& weight,
+Tensor layer_norm(const Tensor& input, Shape normalized_shape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps, Site site) {
   RecordingSite at(site);
+  const Tensor x = detail::autocast_wide(input);
   int k = normalized_shape.rank();
   bool fits = x.defined() && k >= 1 && k <= x.dim();
   for (int i = 0; fits && i < k; ++i) fits = x.shape()[x.dim() - k + i] == normalized_shape[i];
@@ -46,9 +49,10 @@ Tensor layer_norm(const Tensor& x, Shape normalized_shape, const std::optional<T
   return bias ? y + *bias : y;
 }
 
-Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const std::optional<Tensor>& weight,
+Tensor batch_norm(const Tensor& input, Tensor running_mean, Tensor running_var, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, bool training, double momentum, double eps, Site site) {
   RecordingSite at(site);
+  const Tensor x = detail::autocast_wide(input);
   if (!x.defined() || x.dim() < 2) op_error("batch_norm", {&x, 1}, "expects input [N, C] or [N, C, *]");
   std::int64_t c = x.size(1);
   Shape stat_shape = Dims::filled(x.dim(), 1);

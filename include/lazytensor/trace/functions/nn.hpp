@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/trace/autocast.hpp"
 #include "lazytensor/trace/functions/contraction.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
 #include "lazytensor/trace/functions/movement.hpp"
@@ -29,8 +30,10 @@ inline Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<
                      Site site = Site::current()) {
   RecordingSite at(site);
   if (weight.defined() && weight.dim() != 2) op_error("linear", {&weight, 1}, "weight must be [out, in]");
-  Tensor y = matmul(x, weight.t());
-  return bias ? y + *bias : y;
+  // Under autocast, all of linear in bf16; the weight cast before its transpose, so that the
+  // cast streams through it.
+  Tensor y = matmul(x, detail::autocast_lower(weight).t());
+  return bias ? y + detail::autocast_lower(*bias) : y;
 }
 
 namespace detail {
@@ -50,7 +53,7 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<
   Tensor y = detail::batched4(x, [&](const Tensor& x4) { return record(contraction::conv2d, {x4, weight}, a); });
   if (!bias) return y;
   if (bias->dim() != 1 || bias->size(0) != weight.size(0)) op_error("conv2d", {&*bias, 1}, "bias must be [out_channels]");
-  return y + bias->reshape({-1, 1, 1});  // broadcasts over [N, C, H, W] and [C, H, W]
+  return y + detail::autocast_lower(bias->reshape({-1, 1, 1}));  // broadcasts over [N, C, H, W] and [C, H, W]
 }
 
 /// conv2d's gradient with respect to its input [N, C, H, W] (input_size), given the gradient
