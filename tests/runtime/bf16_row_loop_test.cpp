@@ -220,6 +220,25 @@ TEST(Bf16RowLoop, Bf16OpsRunInOnePassWithTheReferenceBits) {
   EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)), 0) << "bits differ by thread count";
 }
 
+/// A plan run again with other scalars (the same plan, its loop bound again): the bf16 ops in
+/// one pass take the new values, against a plain loop of bfloat16 ops.
+TEST(Bf16RowLoop, Bf16OpsInOnePassTakeNewScalarsWhenBoundAgain) {
+  const std::int64_t n = 4099;
+  Tensor x = randn({n}, device(), bf16), y = randn({n}, device(), bf16);
+  sync();
+  const std::vector<float> vx = x.to_vector<float>(), vy = y.to_vector<float>();
+  auto round = [](float v) { return static_cast<float>(bfloat16(v)); };
+  for (const auto& [low, scale] : {std::pair{0.0, 0.5}, std::pair{-0.3, 1.7}, std::pair{0.1, -2.25}}) {
+    SCOPED_TRACE(scale);
+    Tensor out = maximum(x * y, low) * scale + y;
+    const std::vector<float> got = out.to_vector<float>();
+    for (std::size_t i = 0; i < vx.size(); ++i) {
+      const float want = round(round(round(std::max(round(vx[i] * vy[i]), static_cast<float>(low))) * static_cast<float>(scale)) + vy[i]);
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want)) << i;
+    }
+  }
+}
+
 /// bf16 around reductions (softmax, a row mean), with broadcast rows, a one-element bf16
 /// operand, and conversions to and from other dtypes in the group.
 TEST(Bf16RowLoop, RowGroupsAndConversionsInBf16RunInTheRowLoop) {
