@@ -3,7 +3,7 @@
 // (one fragment), beside hand-written Eigen, xtensor (where the benchmark was built with it)
 // and the STREAM triad measured in the same run. Then the op-by-op form on bf16 inputs with a
 // bf16 result (each op in f32, rounded once: half the bytes), timed in turns with the f32
-// form, and the ratio of their medians.
+// form, and the ratio of their medians; likewise the expression on bf16 operands.
 //
 //   bench_w1 [--quick]
 #include <algorithm>
@@ -58,6 +58,14 @@ int main(int argc, char** argv) {
     lt::wait_device_ops();
     bench::keep(out);
   };
+  // On bf16 operands an expression records op by op (each op rounds), so it runs as the
+  // op-by-op form does: timed in turns with the f32 expression.
+  auto expression_bf16 = [&] {
+    lt::Tensor out = lt::maximum(a16 * b16 + c16, 0.0f) * 0.5f - b16;
+    lt::sync();
+    lt::wait_device_ops();
+    bench::keep(out);
+  };
   std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>(), vc = c.to_vector<float>(), hand(va.size());
 #if defined(LAZYTENSOR_BENCH_HAVE_XTENSOR)
   bench::XtensorW1 xtensor(va, vb, vc);
@@ -78,6 +86,10 @@ int main(int argc, char** argv) {
       bench::print_row("lazytensor, op by op, bf16", 1e3 * t_bf16, "ms", gb / 2 / t_bf16 / stream, gb / 2 / t_bf16, "GB/s");
       std::printf("  bf16 time / f32 time, op by op (in turns): %.3f (f32 %.3f ms, bf16 %.3f ms)\n", t_bf16 / t_f32,
                   1e3 * t_f32, 1e3 * t_bf16);
+      auto [t_expr_f32, t_expr_bf16] = bench::median_seconds_paired(expression, expression_bf16, 9);
+      bench::print_row("lazytensor, expression, bf16", 1e3 * t_expr_bf16, "ms", gb / 2 / t_expr_bf16 / stream, gb / 2 / t_expr_bf16, "GB/s");
+      std::printf("  bf16 time / f32 time, expression (in turns): %.3f (f32 %.3f ms, bf16 %.3f ms)\n",
+                  t_expr_bf16 / t_expr_f32, 1e3 * t_expr_f32, 1e3 * t_expr_bf16);
 #if defined(LAZYTENSOR_BENCH_HAVE_XTENSOR)
       double t_xtensor = bench::median_seconds([&] { xtensor.run(); }, 9);
       bench::print_row("xtensor", 1e3 * t_xtensor, "ms", gb / t_xtensor / stream, gb / t_xtensor, "GB/s");

@@ -94,6 +94,10 @@ struct BoundKernel {
   DType input = DType::f32;   // the dtype every tensor operand must be read as
   bool converts = false;      // only converts its operand from `input` to the result's dtype (a cast)
   DType result = DType::f32;  // the dtype `reduce` writes (the result's dtype converts from it)
+  /// An f32 elementwise op's forms on bf16 values (kernels/bf16_map.hpp): the map for operands
+  /// each a run of bf16 values, or one f32 value where bit k of `uniform` is set, that rounds
+  /// its results to bf16; nullptr where it has none. nullptr for other ops.
+  Map (*bf16_form)(unsigned uniform) = nullptr;
   alignas(64) std::byte state[state_bytes];
 };
 /// Binds an op for operands `in` and result `out`, or returns false where it has no bound form

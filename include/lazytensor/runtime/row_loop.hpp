@@ -6,8 +6,9 @@
 // executor's bit for bit. A group with a member that has no bound form for its operands runs
 // through the view-based loop instead (plan_executor.hpp).
 // The parts: runs of raw values (value_runs.hpp), the class (row_loop_class.hpp), its binding
-// (row_loop_bind.hpp) and its run (row_loop_run.hpp).
+// (row_loop_bind.hpp), bf16 ops run in one pass (row_loop_fuse.hpp) and its run (row_loop_run.hpp).
 #include "lazytensor/runtime/row_loop_bind.hpp"
 #include "lazytensor/runtime/row_loop_class.hpp"
+#include "lazytensor/runtime/row_loop_fuse.hpp"
 #include "lazytensor/runtime/row_loop_run.hpp"
 #include "lazytensor/runtime/value_runs.hpp"

@@ -45,11 +45,13 @@ inline bool RowLoop::bind() {
   for (std::size_t i = 0; i < g_.members.size(); ++i)
     if (!bind_member(i)) return false;
   for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
+  fuse_bf16_ops();
   fold_round_trips();
   // A value is read by its readers and by those of the members that are its values.
   last_reader_.assign(members_.size(), -1);
   for (std::size_t i = 0; i < members_.size(); ++i)
-    for (const Input& in : inputs_of(members_[i]))
+    if (!members_[i].absorbed)
+      for (const Input& in : inputs_of(members_[i]))
       if (in.member >= 0) last_reader_[idx(source_of(in.member))] = static_cast<std::ptrdiff_t>(i);
   share_tiles();
   for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -72,7 +74,9 @@ inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
     const Node& n = node(static_cast<int>(i));
-    if (m.kernel.converts || m.same_as >= 0) continue;  // a cast's attributes are structure: nothing to bind again
+    // A cast's attributes are structure: nothing to bind again. A narrowing that runs a bf16
+    // op takes the op's kernel when the op is bound again.
+    if (m.kernel.converts || m.same_as >= 0 || m.fused_op >= 0) continue;
     if (m.constant) {
       if (!(n.attrs == m.bound_attrs)) bind_constant(m, n);
       continue;
@@ -84,6 +88,8 @@ inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {
         (m.kernel.map_uniform_last == nullptr) != (was.map_uniform_last == nullptr) ||
         (m.kernel.reduce == nullptr) != (was.reduce == nullptr))
       return false;
+    for (std::size_t j = i + 1; j < members_.size(); ++j)
+      if (members_[j].fused_op == static_cast<int>(i) && !adopt_bf16_op(members_[j], m)) return false;
   }
   return true;
 }
@@ -240,7 +246,7 @@ inline void RowLoop::share_tiles() {
   };
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
-    if (m.reduction || m.constant || m.same_as >= 0 || (m.materialized && m.streamed)) continue;
+    if (m.reduction || m.constant || m.absorbed || m.same_as >= 0 || (m.materialized && m.streamed)) continue;
     for (const Input& in : inputs_of(m)) {
       if (in.member < 0) continue;
       const int k = source_of(in.member);

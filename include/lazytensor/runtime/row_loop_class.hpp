@@ -95,6 +95,9 @@ class RowLoop {
     bool stream_direct = false;  // streamed, one call, read by no later member: its packets go straight past the caches
     int made_in = -1;  // the member whose tile it is made in (share_tiles), or -1: its own
     int same_as = -1;  // a widening whose values are those of this member, which rounds them (fold_round_trips)
+    bool absorbed = false;  // run by a later member instead (fuse_bf16_ops): this one does not run
+    int fused_op = -1;      // a narrowing that runs this bf16 op on bf16 values (fuse_bf16_ops)
+    unsigned fused_uniform = 0;  // and which of the op's operands are one value
     std::size_t scratch = 0;
     Place out, streamed_to;  // where a tile's values are made, and where a streamed result goes
     alignas(8) std::byte constant_value[8];
@@ -135,6 +138,15 @@ class RowLoop {
   /// read by the next op, each between casts), rounds its values in f32 instead, and the
   /// widenings are its values (same_as) and do not run: a pass and a tile fewer per op.
   void fold_round_trips();
+
+  /// An f32 op between casts (an op on bf16 tensors: its operands widened, its result only
+  /// narrowed) runs in one pass (its kernel's bf16 form) in the narrowing's place, reading the
+  /// bf16 values the widenings read; the op and those widenings then do not run. A bf16 group
+  /// then makes as many passes as an f32 one, on tiles of half the bytes.
+  void fuse_bf16_ops();
+
+  /// Makes narrowing `into` run the bf16 form of member `op`'s kernel, as now bound.
+  bool adopt_bf16_op(Member& into, const Member& op) const;
 
   /// The member whose values member k's are.
   int source_of(int k) const { return members_[idx(k)].same_as >= 0 ? members_[idx(k)].same_as : k; }
@@ -204,6 +216,7 @@ class RowLoop {
   std::vector<Prefetch> prefetches_;
   std::vector<std::size_t> prefetch_from_;
   std::size_t scratch_bytes_ = 0;
+  std::int64_t bf16_ops_ = 0;  // bf16 ops run in one pass (fuse_bf16_ops)
 };
 
 }  // namespace lt::detail

@@ -9,6 +9,7 @@
 #include "lazytensor/core/array.hpp"
 #include "lazytensor/core/buffer.hpp"
 #include "lazytensor/core/dtype.hpp"
+#include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
@@ -21,6 +22,8 @@ namespace lt::detail {
 
 inline void RowLoop::run(const Buffer& arena) {
   member_runs_.report();
+  static metrics::Counter& bf16_ops = metrics::counter_handle("RowLoopBf16Ops");
+  if (bf16_ops_ > 0) bf16_ops.add(bf16_ops_);
   for (std::size_t i = 0; i < g_.members.size(); ++i) {
     const Member& m = members_[i];
     if (m.materialized) (*values_)[idx(g_.members[i].position)] = output_array(plan_, arena, g_.members[i].position);
@@ -113,7 +116,7 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
     for (; i < members_.size(); ++i) {
       const Member& m = members_[i];
       if (prefetch) prefetch_share(ahead, i);
-      if (m.constant || m.same_as >= 0) continue;
+      if (m.constant || m.same_as >= 0 || m.absorbed) continue;
       std::byte* out = m.out.in_tile(r0, base);
       const std::span<const Input> ins = inputs_of(m);
       if (m.one_call) {

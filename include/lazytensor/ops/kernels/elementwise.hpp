@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/bf16_map.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
@@ -300,6 +301,7 @@ bool elementwise_bind(std::span<const Meta> in, const Meta& out, const Attrs& at
           apply_uniform_last_loop<Tc, N, Fn>(src, dst, n, state, stream);
         };
       into.input = dtype_v<Tc>;
+      if constexpr (std::is_same_v<Tc, float> && N <= 2 && HasPacket<Fn, packet_t<float>, N>) into.bf16_form = &bf16_form<Fn, N>;
       return true;
     } else {
       return false;
