@@ -480,9 +480,12 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
           const std::int64_t k_max = chunk * g.pixels;
           E* cols = detail::column_buffer<E>(g.patch * k_max + g.og * k_max + (wide ? g.og * g.patch : 0));
           E* grad = cols + g.patch * k_max;  // the chunk's gradient rows, [og, images x pixels]
-          T* product = nullptr;
+          // The bf16 kernel writes f32: a type that depends on E, so that no compiler checks
+          // that call for an f64 T, where it is never made.
+          using P = std::conditional_t<wide, T, float>;
+          P* product = nullptr;
           if constexpr (wide) product = grad + g.og * k_max;
-          else product = detail::column_buffer<T>(g.og * g.patch);  // another thread_local buffer
+          else product = detail::column_buffer<P>(g.og * g.patch);  // another thread_local buffer
           for (std::int64_t run = begin; run < end; ++run) {
             T* sum = sums.data() + run * weights;
             const std::int64_t n0 = run * per_run, n1 = std::min(g.N, n0 + per_run);
