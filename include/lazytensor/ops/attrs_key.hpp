@@ -122,10 +122,17 @@ inline hash_t structural_digest(const OpDesc& op, const Attrs& a) {
   if (a.ints.size() > max_ints || a.floats.size() > max_floats) return digest();
   static thread_local std::array<Entry, entries> memo;  // trivially constructed: no guard on access
   Entry& e = memo[(reinterpret_cast<std::uintptr_t>(&op) * 0x9E3779B97F4A7C15u) >> (64 - std::countr_zero(entries))];
-  std::uint64_t differ = e.op != &op || e.n_ints != a.ints.size() || e.n_floats != a.floats.size();
-  for (std::size_t k = 0; k < a.ints.size(); ++k) differ |= static_cast<std::uint64_t>(e.ints[k] ^ a.ints[k]);
-  for (std::size_t k = 0; k < a.floats.size(); ++k) differ |= e.float_bits[k] ^ std::bit_cast<std::uint64_t>(a.floats[k]);
-  if (differ == 0) return e.digest;
+  // Word by word, leaving at the first difference: the words were stored one by one just
+  // before, and a compiler's wide loads of them would wait for those stores to land.
+  auto same = [&] {
+    if (e.op != &op || e.n_ints != a.ints.size() || e.n_floats != a.floats.size()) return false;
+    for (std::size_t k = 0; k < a.ints.size(); ++k)
+      if (e.ints[k] != a.ints[k]) return false;
+    for (std::size_t k = 0; k < a.floats.size(); ++k)
+      if (e.float_bits[k] != std::bit_cast<std::uint64_t>(a.floats[k])) return false;
+    return true;
+  };
+  if (same()) return e.digest;
   e.op = &op;
   e.n_ints = static_cast<std::uint32_t>(a.ints.size());
   e.n_floats = static_cast<std::uint32_t>(a.floats.size());

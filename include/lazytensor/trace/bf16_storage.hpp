@@ -20,21 +20,29 @@ namespace lt {
 class Tensor;
 
 namespace detail {
-/// The setting: LT_USE_BF16, read once, until set_bf16_storage changes it.
-inline std::atomic<bool>& bf16_storage_setting() {
-  static std::atomic<bool> on{env_flag("LT_USE_BF16", false)};
-  return on;
+/// The setting: 1 on, 0 off, -1 until LT_USE_BF16 is first read. A plain constant-initialised
+/// word, not a function-local static: tracing reads it on every op, and a static's guard and
+/// call cost more than the read.
+inline constinit std::atomic<int> bf16_storage_state{-1};
+[[gnu::noinline]] inline bool read_bf16_storage_setting() {
+  int expected = -1;
+  bf16_storage_state.compare_exchange_strong(expected, env_flag("LT_USE_BF16", false) ? 1 : 0,
+                                             std::memory_order_relaxed);
+  return bf16_storage_state.load(std::memory_order_relaxed) == 1;
 }
 }  // namespace detail
 
 /// Whether f32 tensors on lazy devices are stored as bf16 (LT_USE_BF16=1, or set_bf16_storage).
-inline bool bf16_storage() { return detail::bf16_storage_setting().load(std::memory_order_relaxed); }
+inline bool bf16_storage() {
+  const int state = detail::bf16_storage_state.load(std::memory_order_relaxed);
+  return state < 0 ? detail::read_bf16_storage_setting() : state == 1;
+}
 
 /// Turns bf16 storage on or off for what is recorded from now on, whatever LT_USE_BF16 says.
 /// Switch it only where no lazy f32 tensor made under the other setting is used again (at the
 /// start of a program or a test): a stored tensor keeps its storage, but ops recorded with
 /// storage off take operands as their Metas say.
-inline void set_bf16_storage(bool on) { detail::bf16_storage_setting().store(on, std::memory_order_relaxed); }
+inline void set_bf16_storage(bool on) { detail::bf16_storage_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 namespace detail {
 

@@ -47,6 +47,18 @@ template <class Operand>
   op_error<Tensor>(op, operands, why);
 }
 
+namespace detail {
+/// `op`'s shape and dtype rule on `metas`; its error names the op and the operands.
+inline Meta infer_or_fail(const OpDesc& op, std::span<const OperandRef> in, std::span<const Meta> metas,
+                          const Attrs& attrs) {
+  try {
+    return op.infer(metas, attrs);
+  } catch (const Error& e) {
+    op_error(op.name, in, e.what());
+  }
+}
+}  // namespace detail
+
 /// Checks that the operands are defined and on one device (which it stores in `device`),
 /// then runs the op's shape and dtype rule on `metas` (the operands' Metas).
 inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, std::span<const Meta> metas,
@@ -65,14 +77,16 @@ inline Meta check_and_infer(const OpDesc& op, std::span<const OperandRef> in, st
         op_error(op.name, in, detail::concat("operands are on different devices, ", device, " and ", o.device,
                                              " (move one with .to(device))"));
   }
+  // Made in place and returned as it is: a Meta copied out of a try block is read back with
+  // wide loads over the narrow stores that made it, which stalls on every op traced.
+  Meta out = detail::infer_or_fail(op, in, metas, attrs);
+  // A count that wraps would reach an allocation or a kernel as a small one.
   try {
-    Meta out = op.infer(metas, attrs);
-    // A count that wraps would reach an allocation or a kernel as a small one.
     checked_bytes(out.shape, itemsize(out.dtype), "the result's size");
-    return out;
   } catch (const Error& e) {
     op_error(op.name, in, e.what());
   }
+  return out;
 }
 
 namespace detail {

@@ -200,11 +200,22 @@ class LazyContext {
   std::size_t compact_at_ = initial_compact_at;
 };
 
+namespace detail {
+/// Every lazy device's context. Initialised as a constant, not as a function's static, whose
+/// guard and call tracing would pay on every op; never destroyed, so that a tensor that
+/// outlives static destruction still leaves its list safely.
+union LazyContexts {
+  constexpr LazyContexts() : all() {}
+  ~LazyContexts() {}  // NOLINT: never destroys `all`, on purpose
+  std::array<LazyContext, max_lazy_devices> all;
+};
+inline constinit LazyContexts lazy_contexts;
+}  // namespace detail
+
 /// The context of lazy device `index`.
 inline LazyContext& lazy_context(int index) {
-  static std::array<LazyContext, max_lazy_devices> contexts;
   LT_CHECK(index >= 0 && index < max_lazy_devices, "lazy device index ", index, " is out of range");
-  return contexts[static_cast<std::size_t>(index)];
+  return detail::lazy_contexts.all[static_cast<std::size_t>(index)];
 }
 
 /// Lists `t` on its device's pending list when it now holds a pending value (a lazy node
