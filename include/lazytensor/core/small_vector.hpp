@@ -74,13 +74,11 @@ class SmallVector {
     cap_ = static_cast<std::uint32_t>(n);
   }
   void clear() { size_ = 0; }
+  // The full case out of line: tracing pushes a few words per op, and the inlined fast path
+  // is a compare and a store.
   void push_back(const T& v) {
-    if (size_ == cap_) {
-      T copy = v;  // v may live in this vector
-      reserve(2 * cap_);
-      data_[size_++] = copy;
-      return;
-    }
+    if (size_ == cap_) [[unlikely]]
+      return grow_and_push(v);
     data_[size_++] = v;
   }
   void resize(std::size_t n, T v = T{}) {  // v by value: it may live in this vector
@@ -132,6 +130,10 @@ class SmallVector {
   }
 
  private:
+  [[gnu::noinline]] void grow_and_push(T v) {  // v by value: it may live in this vector
+    reserve(2 * cap_);
+    data_[size_++] = v;
+  }
   template <class It>
   T* insert_values(std::size_t at, It first, std::size_t n) {
     std::copy_backward(data_ + at, data_ + size_, data_ + size_ + n);

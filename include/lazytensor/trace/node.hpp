@@ -185,7 +185,7 @@ inline NodePtr borrowed_node(const NodePtr& producer) { return NodePtr(std::shar
 
 /// Puts `producer` in input `k` of `node`, in place of the borrowed handle of it there. Only
 /// for a node that make_node has just made and nothing else holds yet.
-inline void own_input(const NodePtr& node, std::size_t k, NodePtr&& producer) {
+[[gnu::always_inline]] inline void own_input(const NodePtr& node, std::size_t k, NodePtr&& producer) {
   const_cast<NodePtr&>(node->inputs[k]) = std::move(producer);
 }
 
