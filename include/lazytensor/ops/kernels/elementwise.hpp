@@ -113,12 +113,14 @@ struct ApplyFn {
 template <class Fn, class Tc>
 concept HasWithLast = requires(const Fn& fn, Tc b) { fn.with_last(b); };
 
-/// Whether fn has a packet form over N packets P, giving P (spelled per arity: N is at most
-/// max_elementwise_inputs).
-template <class Fn, class P, std::size_t N>
-concept HasPacket = (N == 1 && requires(const Fn& fn, const P& p) { { fn.packet(p) } -> std::same_as<P>; }) ||
-                    (N == 2 && requires(const Fn& fn, const P& p) { { fn.packet(p, p) } -> std::same_as<P>; }) ||
-                    (N == 3 && requires(const Fn& fn, const P& p) { { fn.packet(p, p, p) } -> std::same_as<P>; });
+/// Whether fn has a packet form over N packets of T, giving such a packet (spelled per arity: N
+/// is at most max_elementwise_inputs). Named by T, not by the packet type: a vector type as a
+/// template argument loses its attributes, and GCC warns of it in every file that includes this.
+template <class Fn, class T, std::size_t N>
+concept HasPacket =
+    (N == 1 && requires(const Fn& fn, const packet_t<T>& p, packet_t<T>& out) { out = fn.packet(p); }) ||
+    (N == 2 && requires(const Fn& fn, const packet_t<T>& p, packet_t<T>& out) { out = fn.packet(p, p); }) ||
+    (N == 3 && requires(const Fn& fn, const packet_t<T>& p, packet_t<T>& out) { out = fn.packet(p, p, p); });
 
 /// apply_each's packets, where fn has a packet form (it gives the scalar form's bits,
 /// packet.hpp): d[i] from `i` on while a whole packet remains; returns where they end. A
@@ -128,7 +130,7 @@ template <class Tc, class R, class Fn, std::size_t... I>
 [[gnu::always_inline]] inline std::int64_t apply_packets(const Fn& fn, const Tc* const* s, R* d, std::int64_t i,
                                                          std::int64_t n, bool stream) {
   using P = packet_t<Tc>;
-  if constexpr (std::is_same_v<R, Tc> && packet_lanes<Tc> > 1 && HasPacket<Fn, P, sizeof...(I)>) {
+  if constexpr (std::is_same_v<R, Tc> && packet_lanes<Tc> > 1 && HasPacket<Fn, Tc, sizeof...(I)>) {
     if (stream) {
       for (; i < n && reinterpret_cast<std::uintptr_t>(d + i) % sizeof(P) != 0; ++i) d[i] = fn(s[I][i]...);
       for (; i + packet_lanes<Tc> <= n; i += packet_lanes<Tc>)
@@ -301,7 +303,7 @@ bool elementwise_bind(std::span<const Meta> in, const Meta& out, const Attrs& at
           apply_uniform_last_loop<Tc, N, Fn>(src, dst, n, state, stream);
         };
       into.input = dtype_v<Tc>;
-      if constexpr (std::is_same_v<Tc, float> && N <= 2 && HasPacket<Fn, packet_t<float>, N>) into.bf16_form = &bf16_form<Fn, N>;
+      if constexpr (std::is_same_v<Tc, float> && N <= 2 && HasPacket<Fn, float, N>) into.bf16_form = &bf16_form<Fn, N>;
       return true;
     } else {
       return false;
