@@ -1,10 +1,8 @@
 #pragma once
 // Grad mode: whether ops record autograd history, per thread.
-namespace lt {
+#include "lazytensor/trace/grad_hooks.hpp"  // the per-thread depth, read by the tracer too
 
-namespace detail {
-inline thread_local int no_grad_depth = 0;
-}  // namespace detail
+namespace lt {
 
 /// Whether ops on this thread record autograd history (false inside lt::no_grad).
 inline bool is_grad_enabled() { return detail::no_grad_depth == 0; }

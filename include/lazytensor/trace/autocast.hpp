@@ -5,7 +5,8 @@
 // the composites built on them: softmax, norms, losses) cast bf16 operands to f32. Other ops
 // run in their operands' dtype, mixed operands promoting to the widest. The casts are ops of
 // the graph, so a step traced under autocast has a graph, hence a plan, of its own; their
-// gradients are casts back, so the gradients of f32 leaves stay f32.
+// gradients are casts back, so the gradients of f32 leaves stay f32. A cast of device data
+// that no gradient flows through is made once and kept with the data (trace/autocast_cache.hpp).
 #include <optional>
 #include <span>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "lazytensor/core/error.hpp"
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/op_id.hpp"
+#include "lazytensor/trace/autocast_cache.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
 namespace lt {
@@ -38,19 +40,28 @@ inline DType autocast_dtype() noexcept { return detail::autocast_state; }
 class autocast {
  public:
   /// Autocast to `dtype` (bf16; f32 turns it off) while this guard lives; `enabled = false`
-  /// turns it off whatever `dtype` is. Any other dtype is an lt::Error.
-  explicit autocast(DType dtype = DType::bf16, bool enabled = true) : previous_(detail::autocast_state) {
+  /// turns it off whatever `dtype` is. Any other dtype is an lt::Error. With `cache_enabled`
+  /// (torch.autocast's), a cast of device data that no gradient flows through is made once and
+  /// kept with that data, for every later step that reads the same value; false casts it afresh
+  /// each time. Either way the values are the same.
+  explicit autocast(DType dtype = DType::bf16, bool enabled = true, bool cache_enabled = true)
+      : previous_(detail::autocast_state), previous_cache_(detail::autocast_cache_state) {
     if (dtype != DType::bf16 && dtype != DType::f32)
       fail("autocast: expected dtype bf16 (or f32 to turn autocast off), got ", name(dtype));
     detail::autocast_state = enabled ? dtype : DType::f32;
+    detail::autocast_cache_state = cache_enabled;
   }
   /// Restores the state that held when this guard was made.
-  ~autocast() { detail::autocast_state = previous_; }
+  ~autocast() {
+    detail::autocast_state = previous_;
+    detail::autocast_cache_state = previous_cache_;
+  }
   autocast(const autocast&) = delete;
   autocast& operator=(const autocast&) = delete;
 
  private:
   DType previous_;
+  bool previous_cache_;
 };
 
 namespace detail {
@@ -90,10 +101,14 @@ constexpr AutocastRule autocast_rule(OpId id) {
   }
 }
 
-/// `t` cast to `to` where it is a tensor of dtype `from` (not a C++ scalar operand).
+/// `t` cast to `to` where it is a tensor of dtype `from` (not a C++ scalar operand); a cast of
+/// device data is kept and reused where autocast_cacheable says so.
 inline Tensor autocast_operand(const Tensor& t, DType from, DType to) {
   if (!t.defined() || t.dtype() != from || t.meta().wrapped_number) return t;
-  return record(leaf::cast, std::span<const Tensor>(&t, 1), Attrs{{static_cast<std::int64_t>(to)}, {}});
+  auto cast = [&] {
+    return record(leaf::cast, std::span<const Tensor>(&t, 1), Attrs{{static_cast<std::int64_t>(to)}, {}});
+  };
+  return autocast_cacheable(t) ? autocast_cached(t, to, cast) : cast();
 }
 
 /// `t` as a product's operand under the calling thread's autocast (a bias, cast as the

@@ -21,6 +21,9 @@ struct GradHooks {
 
 namespace detail {
 inline std::atomic<const GradHooks*> grad_hooks{nullptr};
+/// The calling thread's open lt::no_grad scopes (autograd/grad_mode.hpp). Here so that the
+/// tracer can tell whether an op it records now can take part in a gradient.
+inline thread_local int no_grad_depth = 0;
 }  // namespace detail
 
 }  // namespace lt

@@ -21,6 +21,7 @@ namespace lt {
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 struct PendingStep;  // trace/pending.hpp
+struct AutocastCopies;  // trace/autocast_cache.hpp
 
 /// A node's inputs: up to three in the node itself, more (cat, stack) in an array on the heap. A
 /// walk then reads a node's edges from the node's own cache lines, and tracing an op allocates
@@ -127,6 +128,9 @@ struct DataNode : Node {
   // Pending leaves only: the queued step that writes `data`; read `data` after step->wait().
   std::shared_ptr<PendingStep> step;
   Array data;  // a pending leaf's is written by its step (see step)
+  // Autocast's casts of this value, made once and reused while the leaf lives (a leaf's value
+  // never changes): freed with it. Changed under the autocast cache's lock only.
+  mutable std::shared_ptr<AutocastCopies> autocast_copies;
 };
 
 // Only device_data is a leaf, and only make_data_node and make_pending_leaf make one.
@@ -199,7 +203,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}, {}}, {}, std::move(data)});
+  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}, {}}, {}, std::move(data), {}});
 }
 
 /// Node -> position for one walk, written into the nodes themselves. One such walk runs at a

@@ -15,6 +15,8 @@
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
+
+#include "lazytensor/ops/kernels/lane_sums.hpp"
 #endif
 
 namespace lt::kernels {
@@ -116,24 +118,6 @@ void panel_rows_of(const float* a, std::int64_t a_row, std::int64_t a_col, const
   }
 }
 
-
-/// The sums of the lanes of 16 accumulators, as one vector: lane 4 i + j holds the sum of
-/// acc[4 j + i]. Each sum adds lane l to lane l + 8, then l + 4, l + 2 and l + 1, the order of
-/// _mm512_reduce_add_ps, in 15 additions instead of 16 reductions.
-[[gnu::always_inline]] inline __m512 lane_sums_of_16(const __m512* acc) {
-  __m512 r[8], s[4], u[2];
-  for (int q = 0; q < 8; ++q)  // lanes l and l + 8: acc[2q] in lanes 0-7, acc[2q + 1] in 8-15
-    r[q] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * q], acc[2 * q + 1], 0x44),
-                         _mm512_shuffle_f32x4(acc[2 * q], acc[2 * q + 1], 0xEE));
-  for (int w = 0; w < 4; ++w)  // then l + 4: acc[4w + c] in 128-bit chunk c
-    s[w] = _mm512_add_ps(_mm512_shuffle_f32x4(r[2 * w], r[2 * w + 1], 0x88),
-                         _mm512_shuffle_f32x4(r[2 * w], r[2 * w + 1], 0xDD));
-  for (int v = 0; v < 2; ++v)  // then l + 2
-    u[v] = _mm512_add_ps(_mm512_unpacklo_ps(s[2 * v], s[2 * v + 1]), _mm512_unpackhi_ps(s[2 * v], s[2 * v + 1]));
-  // then l + 1: chunk c, lane t holds acc[4t + c]
-  return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[0]), _mm512_castps_pd(u[1]))),
-                       _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[0]), _mm512_castps_pd(u[1]))));
-}
 
 /// C[i, j] for MR rows and NR columns as dot products of A's rows and B's columns, both with
 /// unit stride along k: per 16 values of k, MR + NR loads and MR x NR fused multiply-adds (the
