@@ -20,7 +20,11 @@ template <class T> constexpr bool is_int = std::is_integral_v<T>;
 struct Neg {
   static constexpr bool selects_operand = true;  ///< its result is its operand negated (bf16_map.hpp)
   template <class T> T operator()(T x) const { return wrapping_neg(x); }
-  template <class P> P packet(const P& x) const { return pk::pnegate(x); }
+  // The sign flipped, as -x: Eigen's AVX-512 pnegate is 0 - x, which gives +0 for 0.
+  template <class P> P packet(const P& x) const {
+    if constexpr (std::is_floating_point_v<kernels::packet_scalar_t<P>> && !std::is_floating_point_v<P>) return Eigen::internal::pxor(x, pk::splat<P>(-0.0));
+    else return pk::pnegate(x);
+  }
 };
 struct Abs {
   template <class T> T operator()(T x) const {
