@@ -67,6 +67,7 @@ template <class Fn, bool Max, class T> struct MinMaxWith {
 };
 /// NaN in either operand gives NaN, as torch.maximum.
 struct Maximum {
+  static constexpr bool selects_operand = true;  ///< its result is one of its operands (bf16_map.hpp)
   template <class T> T operator()(T a, T b) const {
     if constexpr (!is_int<T>) if (a != a || b != b) return a != a ? a : b;
     return a < b ? b : a;
@@ -77,6 +78,7 @@ struct Maximum {
   template <class T> requires std::is_floating_point_v<T> MinMaxWith<Maximum, true, T> with_last(T b) const { return {b}; }
 };
 struct Minimum {
+  static constexpr bool selects_operand = true;  ///< its result is one of its operands (bf16_map.hpp)
   template <class T> T operator()(T a, T b) const {
     if constexpr (!is_int<T>) if (a != a || b != b) return a != a ? a : b;
     return b < a ? b : a;

@@ -18,8 +18,13 @@ namespace pk = kernels::pk;
 template <class T> constexpr bool is_int = std::is_integral_v<T>;
 
 struct Neg {
+  static constexpr bool selects_operand = true;  ///< its result is its operand negated (bf16_map.hpp)
   template <class T> T operator()(T x) const { return wrapping_neg(x); }
-  template <class P> P packet(const P& x) const { return pk::pnegate(x); }
+  // The sign flipped, as -x: Eigen's AVX-512 pnegate is 0 - x, which gives +0 for 0.
+  template <class P> P packet(const P& x) const {
+    if constexpr (std::is_floating_point_v<kernels::packet_scalar_t<P>> && !std::is_floating_point_v<P>) return Eigen::internal::pxor(x, pk::splat<P>(-0.0));
+    else return pk::pnegate(x);
+  }
 };
 struct Abs {
   template <class T> T operator()(T x) const {
@@ -61,6 +66,7 @@ struct Erf {
 };
 struct Sigmoid { template <class T> T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); } };
 struct Relu {
+  static constexpr bool selects_operand = true;  ///< its result is its operand or 0 (bf16_map.hpp)
   // NaN passes through, as in PyTorch.
   template <class T> T operator()(T x) const { return x < T(0) ? T(0) : x; }
   // pmax(x, 0) is 0 > x ? 0 : x (x86's max): the same lanes in one instruction.
