@@ -213,19 +213,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void bf16_dot_block(const
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], av[i], bv[j]);
   }
-  if constexpr (MR == 4 && NR == 4) {  // the whole blocks: one pass over 16 sums, as the f32 dot blocks
-    __m512 t[16];
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) t[4 * j + i] = acc[i][j];
-    const __m512 sums = lane_sums_of_16(t);  // chunk i: row i, in _mm512_reduce_add_ps's order
-    _mm_storeu_ps(c, _mm512_extractf32x4_ps(sums, 0));
-    _mm_storeu_ps(c + ldc, _mm512_extractf32x4_ps(sums, 1));
-    _mm_storeu_ps(c + 2 * ldc, _mm512_extractf32x4_ps(sums, 2));
-    _mm_storeu_ps(c + 3 * ldc, _mm512_extractf32x4_ps(sums, 3));
-  } else {
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) c[i * ldc + j] = _mm512_reduce_add_ps(acc[i][j]);
-  }
+  store_lane_sums(acc, c, ldc);
 }
 
 inline constexpr int bf16_dot = 4;  // rows and columns of C per dot block

@@ -4,6 +4,8 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace lt::kernels {
 
 /// The sums of the lanes of 16 accumulators, as one vector: lane 4 i + j holds the sum of
@@ -23,6 +25,27 @@ namespace lt::kernels {
   // then l + 1: chunk c, lane t holds acc[4t + c]
   return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[0]), _mm512_castps_pd(u[1]))),
                        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[0]), _mm512_castps_pd(u[1]))));
+}
+
+/// Stores the lane sums of a dot kernel's MR x NR accumulators as C's block at `c` (row stride
+/// `ldc`): a whole 4 x 4 block through lane_sums_of_16, other blocks a sum at a time; the same
+/// order of additions either way.
+template <int MR, int NR>
+[[gnu::always_inline]] __attribute__((target("avx512f"))) inline void store_lane_sums(const __m512 (&acc)[MR][NR],
+                                                                                     float* c, std::int64_t ldc) {
+  if constexpr (MR == 4 && NR == 4) {
+    __m512 t[16];
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) t[4 * j + i] = acc[i][j];
+    const __m512 sums = lane_sums_of_16(t);  // chunk i: row i
+    _mm_storeu_ps(c, _mm512_extractf32x4_ps(sums, 0));
+    _mm_storeu_ps(c + ldc, _mm512_extractf32x4_ps(sums, 1));
+    _mm_storeu_ps(c + 2 * ldc, _mm512_extractf32x4_ps(sums, 2));
+    _mm_storeu_ps(c + 3 * ldc, _mm512_extractf32x4_ps(sums, 3));
+  } else {
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) c[i * ldc + j] = _mm512_reduce_add_ps(acc[i][j]);
+  }
 }
 
 }  // namespace lt::kernels

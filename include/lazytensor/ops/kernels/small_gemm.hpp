@@ -142,19 +142,7 @@ template <int MR, int NR>
   std::int64_t p = 0;
   for (; p + 16 <= k; p += 16) step(p, full);
   if (p < k) step(p, first_lanes(k - p));
-  if constexpr (MR == 4 && NR == 4) {
-    __m512 t[16];
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) t[4 * j + i] = acc[i][j];
-    const __m512 sums = lane_sums_of_16(t);  // chunk i: row i
-    _mm_storeu_ps(c, _mm512_extractf32x4_ps(sums, 0));
-    _mm_storeu_ps(c + ldc, _mm512_extractf32x4_ps(sums, 1));
-    _mm_storeu_ps(c + 2 * ldc, _mm512_extractf32x4_ps(sums, 2));
-    _mm_storeu_ps(c + 3 * ldc, _mm512_extractf32x4_ps(sums, 3));
-  } else {
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) c[i * ldc + j] = _mm512_reduce_add_ps(acc[i][j]);
-  }
+  store_lane_sums(acc, c, ldc);
 }
 
 /// MR rows of C, all `cols` columns, dot_cols at a time.
