@@ -29,7 +29,9 @@ inline bool RowLoop::bind() {
   const bool reduces = std::any_of(g_.members.begin(), g_.members.end(), [&](const GroupMember& gm) {
     return s_->order[idx(gm.position)]->op->kind == OpKind::reduction;
   });
-  tile_rows_ = std::clamp<std::int64_t>((reduces ? row_loop_tile_elements : map_loop_tile_elements) / row, 1, g_.rows());
+  narrow_ = !reduces && moves_only_narrow_values();
+  const std::int64_t tile = reduces ? row_loop_tile_elements : narrow_ ? 2 * map_loop_tile_elements : map_loop_tile_elements;
+  tile_rows_ = std::clamp<std::int64_t>(tile / row, 1, g_.rows());
   for (std::size_t k = 0; k < g_.externals.size(); ++k) {
     External x = external(k);
     if (!x.one && !x.direct) {
@@ -58,8 +60,21 @@ inline bool RowLoop::bind() {
     Member& m = members_[i];
     m.stream_direct = m.streamed && m.one_call && !read_after(static_cast<int>(i), i);
   }
-  if (!reduces) share_prefetches();
+  if (!reduces && !narrow_) share_prefetches();
   return true;
+}
+
+inline bool RowLoop::moves_only_narrow_values() const {
+  bool bf16 = false;
+  auto narrow = [&](DType t) {
+    bf16 = bf16 || t == DType::bf16;
+    return itemsize(t) <= 2;
+  };
+  for (const GroupExternal& e : g_.externals)
+    if (!narrow(value(e.position).view.dtype)) return false;
+  for (const GroupMember& gm : g_.members)
+    if (plan_.materialized[idx(gm.position)] && !narrow(s_->order[idx(gm.position)]->meta.dtype)) return false;
+  return bf16;
 }
 
 inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {

@@ -29,6 +29,9 @@ inline constexpr std::int64_t row_loop_tile_elements = 8192;
 /// (measured in benchmarks/README.md).
 inline constexpr std::int64_t map_loop_tile_elements = 384;
 inline constexpr std::int64_t map_loop_prefetch_tiles = 2;
+// A group that reads and writes only bf16 (2-byte) values runs tiles of twice the elements,
+// the same bytes, and fetches none ahead: its one-pass bf16 ops spend longer per byte, the
+// hardware prefetchers keep up, and prefetching cost it a quarter (benchmarks/README.md).
 /// Elements of one-per-row values spread over their rows for one call of a member: calls
 /// on W4's batch-norm rows of 144 cost more than their arithmetic.
 inline constexpr std::int64_t row_loop_spread_elements = 1024;
@@ -163,6 +166,9 @@ class RowLoop {
   ///   (memory_plan.hpp gives them overlapping lives), so no operand is overwritten.
   void share_tiles();
 
+  /// Whether the group reads and writes bf16 values in memory, and none wider.
+  bool moves_only_narrow_values() const;
+
   /// Whether a member after member `last` reads member `k`.
   bool read_after(int k, std::size_t last) const { return last_reader_[idx(k)] > static_cast<std::ptrdiff_t>(last); }
 
@@ -207,6 +213,7 @@ class RowLoop {
   OpTally member_runs_;  // a run of every member: what each run adds to the op counters
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
+  bool narrow_ = false;  // map-only, reading and writing bf16 values in memory and none wider
   // Map-only groups: the runs of a whole tile of an external read in place that are fetched
   // before each member, member i's from prefetch_from_[i] to prefetch_from_[i + 1].
   struct Prefetch {

@@ -105,9 +105,7 @@ constexpr AutocastRule autocast_rule(OpId id) {
 /// device data is kept and reused where autocast_cacheable says so.
 inline Tensor autocast_operand(const Tensor& t, DType from, DType to) {
   if (!t.defined() || t.dtype() != from || t.meta().wrapped_number) return t;
-  auto cast = [&] {
-    return record(leaf::cast, std::span<const Tensor>(&t, 1), Attrs{{static_cast<std::int64_t>(to)}, {}});
-  };
+  auto cast = [&] { return record_cast(t, to); };
   return autocast_cacheable(t) ? autocast_cached(t, to, cast) : cast();
 }
 

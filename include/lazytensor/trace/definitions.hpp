@@ -158,10 +158,6 @@ inline bool computes_bf16(const OpDesc& op, std::span<const Meta> metas, const A
   return false;
 }
 
-Tensor cast_to(const Tensor& t, DType to) {
-  return record(leaf::cast, std::span<const Tensor>(&t, 1), Attrs{{static_cast<std::int64_t>(to)}, {}});
-}
-
 /// `op` on `inputs`, whose result `out` was inferred and checked with their bf16 dtypes (so
 /// promotion is PyTorch's and a bad operand failed before anything was recorded): the bf16
 /// inputs cast to f32, the op in f32, its result cast to bf16 where `out` is bf16. Each op
@@ -170,10 +166,10 @@ Tensor cast_to(const Tensor& t, DType to) {
 Tensor record_in_f32(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out, Device device) {
   std::vector<Tensor> widened(inputs.begin(), inputs.end());
   for (Tensor& t : widened)
-    if (t.dtype() == DType::bf16) t = cast_to(t, DType::f32);
+    if (t.dtype() == DType::bf16) t = record_cast(t, DType::f32);
   if (op.kind == OpKind::creation) attrs.ints[0] = static_cast<std::int64_t>(DType::f32);
   Tensor result = record(op, widened, std::move(attrs), device);
-  if (out.dtype == DType::bf16 && result.dtype() != DType::bf16) result = cast_to(result, DType::bf16);
+  if (out.dtype == DType::bf16 && result.dtype() != DType::bf16) result = record_cast(result, DType::bf16);
   LT_CHECK(result.dtype() == out.dtype, op.name, ": computed in f32 as ", name(result.dtype()), ", inferred ",
            name(out.dtype));
   return result;

@@ -173,6 +173,13 @@ inline Tensor record(const OpDesc& op, std::initializer_list<Tensor> inputs, Att
   return record(op, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(attrs), device);
 }
 
+namespace detail {
+/// `t` converted to `to`, recorded as one cast.
+inline Tensor record_cast(const Tensor& t, DType to) {
+  return record(leaf::cast, std::span<const Tensor>(&t, 1), Attrs{{static_cast<std::int64_t>(to)}, {}});
+}
+}  // namespace detail
+
 /// A C++ scalar as a zero-dim operand on `device`.
 inline Tensor scalar_tensor(Scalar s, Device device) {
   return record(leaf::scalar, std::span<const Tensor>{}, Attrs{{static_cast<std::int64_t>(s.dtype), s.i}, {s.f}}, device);

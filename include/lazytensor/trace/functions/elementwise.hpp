@@ -112,7 +112,7 @@ inline void Tensor::assign(const Tensor& value) {
 /// The value converted to `dtype` (a no-op when it already has it).
 inline Tensor Tensor::to(DType dtype, Site site) const {
   RecordingSite at(site);
-  return record(leaf::cast, {*this}, Attrs{{static_cast<std::int64_t>(dtype)}, {}});
+  return detail::record_cast(*this, dtype);
 }
 
 }  // namespace lt
