@@ -17,6 +17,7 @@
 #include "gpt_model.hpp"
 
 #include "common/gpt_workload.hpp"
+#include "common/fma_peak.hpp"
 #include "common/timing.hpp"
 
 namespace g = bench::gpt;
@@ -72,8 +73,9 @@ int main(int argc, char** argv) {
   const long long compiled = lt::metrics::counter("UncachedCompile");
   for (int threads : {2, 1}) {
     double t = bench::with_threads(threads, [&] { return bench::median_seconds(step, reps, 2); });
-    std::printf("  %d thread%s: %.1f ms per step, %.1f GFLOP/s\n", threads, threads > 1 ? "s" : "", 1e3 * t,
-                g::gflop() / t);
+    const double peak = bench::fma_peak_gflops(threads);
+    std::printf("  %d thread%s: %.1f ms per step, %.1f GFLOP/s; its products alone at the FMA peak (%.0f GFLOP/s): %.1f ms\n",
+                threads, threads > 1 ? "s" : "", 1e3 * t, g::gflop() / t, peak, 1e3 * g::gflop() / peak);
   }
   const double cpu = bench::with_threads(1, [&] { return bench::median_process_cpu_seconds(step, reps); });
   std::printf("  1 thread, CPU time: %.1f ms per step\n", 1e3 * cpu);

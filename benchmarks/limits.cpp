@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/fma_peak.hpp"
 #include "common/limits.hpp"
 #include "common/timing.hpp"
 
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
     double stream = bench::stream_gbs(threads, quick ? 5 : 11);
     bench::print_row("STREAM triad", stream, "GB/s", stream / q.stream);
     double eigen = bench::eigen_sgemm_gflops(m, threads, quick ? 3 : 5);
+    const double peak = bench::fma_peak_gflops(threads);
+    std::printf("  FMA peak (independent multiply-adds): %.1f GFLOP/s\n", peak);
     std::printf("  (SGEMM %d^3)\n", n);
     bench::print_row("SGEMM Eigen", eigen, "GFLOP/s", eigen / q.eigen);
 #ifdef LAZYTENSOR_BENCH_HAVE_CBLAS

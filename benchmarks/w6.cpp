@@ -13,6 +13,7 @@
 #include <lazytensor/lazytensor.hpp>
 #include <lazytensor/nn.hpp>
 
+#include "common/fma_peak.hpp"
 #include "common/limits.hpp"
 #include "common/timing.hpp"
 #include "common/turns.hpp"
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
     double bound = t.size() > 1 ? t[1] : 0;
     if (bound > 0) bench::print_row("products, cblas_sgemm", 1e3 * bound, "ms", 1.0, gflop / bound, "GFLOP/s");
     bench::print_row("lazytensor W6 call", 1e3 * t[0], "ms", bound > 0 ? t[0] / bound : 0, gflop / t[0], "GFLOP/s");
+    const double peak = bench::fma_peak_gflops(threads);
+    bench::print_row("products at the FMA peak", 1e3 * gflop / peak, "ms", bound > 0 ? gflop / peak / bound : 0, peak, "GFLOP/s");
   }
   std::printf("  (ratio: time / the products' time; target <= 1.5)\n");
   std::printf("  graphs compiled: %lld, cached: %lld\n", static_cast<long long>(lt::metrics::counter("UncachedCompile")),
