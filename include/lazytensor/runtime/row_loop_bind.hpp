@@ -61,6 +61,7 @@ inline bool RowLoop::bind() {
     m.stream_direct = m.streamed && m.one_call && !read_after(static_cast<int>(i), i);
   }
   if (!reduces && !narrow_) share_prefetches();
+  list_run_work();
   return true;
 }
 

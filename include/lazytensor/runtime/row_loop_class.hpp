@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "lazytensor/compile/plan_types.hpp"
@@ -178,11 +179,19 @@ class RowLoop {
 
   /// Resolves every member's and input's Place against this run's values.
   void place_values();
+  /// Resolves input `in`'s Place (after its member's).
+  void place_input(Input& in);
+  /// Whether member k's tile is made in place in a result, which each run's values move.
+  bool made_in_result(std::size_t k) const;
+  /// Lists, once bound, the members and inputs with work on every run (list_run_work).
+  void list_run_work();
 
   /// Rows whose one-per-row values are spread at once for one call of an elementwise member.
   std::int64_t spread_rows() const { return std::clamp<std::int64_t>(row_loop_spread_elements / g_.row, 1, tile_rows_); }
 
   void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const;
+  /// Runs member i (one that runs) over the tile of `rows` rows from r0.
+  [[gnu::always_inline]] void run_in_tile(std::size_t i, std::int64_t rows, std::int64_t r0, std::byte* base) const;
 
   /// Runs member m over a tile of `rows` rows from r0 into `out` where one call does not: its
   /// operands converted, its one-per-row values spread, or its rows reduced.
@@ -224,6 +233,14 @@ class RowLoop {
   std::vector<std::size_t> prefetch_from_;
   std::size_t scratch_bytes_ = 0;
   std::int64_t bf16_ops_ = 0;  // bf16 ops run in one pass (fuse_bf16_ops)
+  // What a run must do, listed at bind: a step of small tensors runs as many members as it
+  // has ops, and testing each member's flags on each run costs more than its kernel.
+  std::vector<std::size_t> materialized_;  // members made in full: their arena values, each run
+  std::vector<std::size_t> running_;       // members a tile runs (not constant, folded or absorbed)
+  std::vector<std::pair<std::size_t, std::size_t>> fixed_reads_;  // (member, its input in inputs_) reading a fixed value
+  std::vector<std::size_t> moving_members_;  // members whose places follow the run's values
+  std::vector<std::size_t> moving_inputs_;   // inputs (in inputs_) whose places do
+  bool placed_ = false;  // every place resolved (the first run); later runs resolve the moving ones
 };
 
 }  // namespace lt::detail

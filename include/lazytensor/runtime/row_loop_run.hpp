@@ -24,24 +24,29 @@ inline void RowLoop::run(const Buffer& arena) {
   member_runs_.report();
   static metrics::Counter& bf16_ops = metrics::counter_handle("RowLoopBf16Ops");
   if (bf16_ops_ > 0) bf16_ops.add(bf16_ops_);
-  for (std::size_t i = 0; i < g_.members.size(); ++i) {
-    const Member& m = members_[i];
-    if (m.materialized) (*values_)[idx(g_.members[i].position)] = output_array(plan_, arena, g_.members[i].position);
-  }
-  place_values();
-  for (std::size_t i = 0; i < g_.members.size(); ++i) {
-    const Member& m = members_[i];
-    if (m.constant) continue;
-    for (const Input& in : inputs_of(m)) {
-      if (in.fixed_at < 0) continue;
-      // A fixed value (a constant or a one-element external) as the reader's compute dtype.
-      const std::byte* fixed = in.member >= 0 ? members_[idx(in.member)].constant_value
-                                              : value(g_.externals[idx(in.external)].position).view.data;
-      DType from = in.member >= 0 ? node(in.member).meta.dtype : externals_[idx(in.external)].operand.dtype;
-      alignas(8) std::byte converted[8];
-      convert_values(from, fixed, m.kernel.input, converted, 1);
-      fill_values(fixed_.data() + in.fixed_at, converted, itemsize(m.kernel.input), std::min(kernels::chunk_size, tile_rows_ * m.per));
+  for (std::size_t i : materialized_) (*values_)[idx(g_.members[i].position)] = output_array(plan_, arena, g_.members[i].position);
+  if (!placed_) {
+    place_values();
+    placed_ = true;
+  } else {
+    // Scratch places and fixed runs stay where bind put them: only results and externals move.
+    for (std::size_t k : moving_members_) {
+      Member& m = members_[k];
+      m.out = member_place(k);
+      if (m.streamed) m.streamed_to = result_place(k);
     }
+    for (std::size_t j : moving_inputs_) place_input(inputs_[j]);
+  }
+  for (const auto& [i, j] : fixed_reads_) {
+    const Input& in = inputs_[j];
+    const Member& m = members_[i];
+    // A fixed value (a constant or a one-element external) as the reader's compute dtype.
+    const std::byte* fixed = in.member >= 0 ? members_[idx(in.member)].constant_value
+                                            : value(g_.externals[idx(in.external)].position).view.data;
+    DType from = in.member >= 0 ? node(in.member).meta.dtype : externals_[idx(in.external)].operand.dtype;
+    alignas(8) std::byte converted[8];
+    convert_values(from, fixed, m.kernel.input, converted, 1);
+    fill_values(fixed_.data() + in.fixed_at, converted, itemsize(m.kernel.input), std::min(kernels::chunk_size, tile_rows_ * m.per));
   }
   const std::int64_t block_rows = std::max(tile_rows_, row_loop_block_elements / g_.row);
   kernels::parallel_blocks(g_.rows(), block_rows, [&](std::int64_t b0, std::int64_t b1) {
@@ -73,16 +78,47 @@ inline void RowLoop::place_values() {
     m.out = member_place(i);
     if (m.streamed) m.streamed_to = result_place(i);
   }
-  for (Member& m : members_) {
-    for (Input& in : inputs_of(m)) {
+  for (Member& m : members_)
+    for (Input& in : inputs_of(m)) place_input(in);
+}
+
+inline void RowLoop::place_input(Input& in) {
+  if (in.fixed_at >= 0) {
+    in.place = Place{fixed_.data() + in.fixed_at};
+  } else if (in.member >= 0) {
+    in.place = members_[idx(in.member)].out;
+  } else {
+    const External& e = externals_[idx(in.external)];
+    in.place = e.direct ? Place{e.operand.data, e.row_bytes()} : Place{nullptr, 0, static_cast<std::ptrdiff_t>(e.scratch)};
+  }
+}
+
+inline bool RowLoop::made_in_result(std::size_t k) const {
+  // As member_place resolves it.
+  const Member& m = members_[k];
+  if (m.same_as >= 0) return made_in_result(idx(m.same_as));
+  if (m.made_in >= 0) return made_in_result(idx(m.made_in));
+  return m.materialized && !m.streamed;
+}
+
+inline void RowLoop::list_run_work() {
+  std::vector<bool> moves(members_.size(), false);
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const Member& m = members_[i];
+    if (m.materialized) materialized_.push_back(i);
+    if (m.constant) continue;
+    if (m.same_as < 0 && !m.absorbed) running_.push_back(i);
+    moves[i] = made_in_result(i) || m.streamed;
+    if (moves[i]) moving_members_.push_back(i);
+  }
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const Member& m = members_[i];
+    for (std::size_t j = m.first_input; j < m.first_input + m.input_count; ++j) {
+      const Input& in = inputs_[j];
       if (in.fixed_at >= 0) {
-        in.place = Place{fixed_.data() + in.fixed_at};
-      } else if (in.member >= 0) {
-        in.place = members_[idx(in.member)].out;
-      } else {
-        const External& e = externals_[idx(in.external)];
-        in.place = e.direct ? Place{e.operand.data, e.row_bytes()}
-                            : Place{nullptr, 0, static_cast<std::ptrdiff_t>(e.scratch)};
+        if (!m.constant) fixed_reads_.emplace_back(i, j);
+      } else if (in.member < 0 || moves[idx(in.member)] || members_[idx(in.member)].constant) {
+        moving_inputs_.push_back(j);
       }
     }
   }
@@ -94,6 +130,25 @@ inline void RowLoop::place_values() {
     const std::byte* next = externals_[f.external].operand.data + r * f.row_bytes;
     for (std::int64_t at = f.first; at < f.last; at += 64) __builtin_prefetch(next + at, 0, 3);
   }
+}
+
+[[gnu::always_inline]] inline void RowLoop::run_in_tile(std::size_t i, std::int64_t rows, std::int64_t r0, std::byte* base) const {
+  const Member& m = members_[i];
+  std::byte* out = m.out.in_tile(r0, base);
+  const std::span<const Input> ins = inputs_of(m);
+  if (m.one_call) {
+    const void* src[max_inputs];
+    for (std::size_t k = 0; k < ins.size(); ++k) src[k] = ins[k].place.in_tile(r0, base);
+    const auto map = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
+    if (m.stream_direct) {
+      map(m.kernel.state, src, m.streamed_to.in_tile(r0, base), rows * m.per, true);
+      return;
+    }
+    map(m.kernel.state, src, out, rows * m.per, false);
+  } else {
+    run_member(m, rows, r0, out, base);
+  }
+  if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_to.row_bytes * rows));
 }
 
 inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
@@ -113,25 +168,15 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
   }
   std::size_t i = 0;  // the member running: a fault names the line that recorded it
   try {
+    if (!prefetch) {
+      for (std::size_t k : running_) run_in_tile(i = k, rows, r0, base);
+      return;
+    }
     for (; i < members_.size(); ++i) {
       const Member& m = members_[i];
-      if (prefetch) prefetch_share(ahead, i);
+      prefetch_share(ahead, i);
       if (m.constant || m.same_as >= 0 || m.absorbed) continue;
-      std::byte* out = m.out.in_tile(r0, base);
-      const std::span<const Input> ins = inputs_of(m);
-      if (m.one_call) {
-        const void* src[max_inputs];
-        for (std::size_t k = 0; k < ins.size(); ++k) src[k] = ins[k].place.in_tile(r0, base);
-        const auto map = m.uniform_last ? m.kernel.map_uniform_last : m.kernel.map;
-        if (m.stream_direct) {
-          map(m.kernel.state, src, m.streamed_to.in_tile(r0, base), rows * m.per, true);
-          continue;
-        }
-        map(m.kernel.state, src, out, rows * m.per, false);
-      } else {
-        run_member(m, rows, r0, out, base);
-      }
-      if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_to.row_bytes * rows));
+      run_in_tile(i, rows, r0, base);
     }
   } catch (const Error&) {
     raise_recorded_at(node(static_cast<int>(i)));
