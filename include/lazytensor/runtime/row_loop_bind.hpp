@@ -29,8 +29,8 @@ inline bool RowLoop::bind() {
   const bool reduces = std::any_of(g_.members.begin(), g_.members.end(), [&](const GroupMember& gm) {
     return s_->order[idx(gm.position)]->op->kind == OpKind::reduction;
   });
-  narrow_ = !reduces && moves_only_narrow_values();
-  const std::int64_t tile = reduces ? row_loop_tile_elements : narrow_ ? 2 * map_loop_tile_elements : map_loop_tile_elements;
+  const bool bf16_map = !reduces && moves_only_bf16();
+  const std::int64_t tile = reduces ? row_loop_tile_elements : bf16_map ? 2 * map_loop_tile_elements : map_loop_tile_elements;
   tile_rows_ = std::clamp<std::int64_t>(tile / row, 1, g_.rows());
   for (std::size_t k = 0; k < g_.externals.size(); ++k) {
     External x = external(k);
@@ -60,12 +60,12 @@ inline bool RowLoop::bind() {
     Member& m = members_[i];
     m.stream_direct = m.streamed && m.one_call && !read_after(static_cast<int>(i), i);
   }
-  if (!reduces && !narrow_) share_prefetches();
+  if (!reduces && !bf16_map) share_prefetches();
   list_run_work();
   return true;
 }
 
-inline bool RowLoop::moves_only_narrow_values() const {
+inline bool RowLoop::moves_only_bf16() const {
   bool bf16 = false;
   auto narrow = [&](DType t) {
     bf16 = bf16 || t == DType::bf16;

@@ -167,8 +167,8 @@ class RowLoop {
   ///   (memory_plan.hpp gives them overlapping lives), so no operand is overwritten.
   void share_tiles();
 
-  /// Whether the group reads and writes bf16 values in memory, and none wider.
-  bool moves_only_narrow_values() const;
+  /// Whether the values the group reads and writes in memory are bf16 and none wider.
+  bool moves_only_bf16() const;
 
   /// Whether a member after member `last` reads member `k`.
   bool read_after(int k, std::size_t last) const { return last_reader_[idx(k)] > static_cast<std::ptrdiff_t>(last); }
@@ -179,6 +179,8 @@ class RowLoop {
 
   /// Resolves every member's and input's Place against this run's values.
   void place_values();
+  /// Resolves member k's Places (where its tile is made, and where it streams to).
+  void place_member(std::size_t k);
   /// Resolves input `in`'s Place (after its member's).
   void place_input(Input& in);
   /// Whether member k's tile is made in place in a result, which each run's values move.
@@ -222,7 +224,6 @@ class RowLoop {
   OpTally member_runs_;  // a run of every member: what each run adds to the op counters
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
-  bool narrow_ = false;  // map-only, reading and writing bf16 values in memory and none wider
   // Map-only groups: the runs of a whole tile of an external read in place that are fetched
   // before each member, member i's from prefetch_from_[i] to prefetch_from_[i + 1].
   struct Prefetch {

@@ -30,11 +30,7 @@ inline void RowLoop::run(const Buffer& arena) {
     placed_ = true;
   } else {
     // Scratch places and fixed runs stay where bind put them: only results and externals move.
-    for (std::size_t k : moving_members_) {
-      Member& m = members_[k];
-      m.out = member_place(k);
-      if (m.streamed) m.streamed_to = result_place(k);
-    }
+    for (std::size_t k : moving_members_) place_member(k);
     for (std::size_t j : moving_inputs_) place_input(inputs_[j]);
   }
   for (const auto& [i, j] : fixed_reads_) {
@@ -72,14 +68,16 @@ inline RowLoop::Place RowLoop::result_place(std::size_t k) const {
 }
 
 inline void RowLoop::place_values() {
-  for (std::size_t i = 0; i < members_.size(); ++i) {
-    Member& m = members_[i];
-    if (m.constant) continue;
-    m.out = member_place(i);
-    if (m.streamed) m.streamed_to = result_place(i);
-  }
+  for (std::size_t i = 0; i < members_.size(); ++i)
+    if (!members_[i].constant) place_member(i);
   for (Member& m : members_)
     for (Input& in : inputs_of(m)) place_input(in);
+}
+
+inline void RowLoop::place_member(std::size_t k) {
+  Member& m = members_[k];
+  m.out = member_place(k);
+  if (m.streamed) m.streamed_to = result_place(k);
 }
 
 inline void RowLoop::place_input(Input& in) {
