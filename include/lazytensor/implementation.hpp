@@ -18,6 +18,7 @@
 #include "lazytensor/ops/pool.hpp"
 #include "lazytensor/ops/reduction.hpp"
 #include "lazytensor/ops/registry.hpp"
+#include "lazytensor/ops/kernel_levels_definitions.hpp"
 #include "lazytensor/core/definitions.hpp"
 #include "lazytensor/expr/definitions.hpp"
 #include "lazytensor/ops/definitions.hpp"

@@ -20,6 +20,7 @@
 #include "lazytensor/compile/plan_types.hpp"
 #include "lazytensor/compile/schedule.hpp"
 #include "lazytensor/core/shape.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/reduction.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
@@ -44,12 +45,13 @@ inline bool inline_constant(const OpDesc& op, const Meta& meta) {
 inline bool inline_constant(const Node& n) { return inline_constant(*n.op, n.meta); }
 /// A contraction that can hand its output over tile by tile, for these operands.
 inline bool tiled_product(const Node& n, const Schedule& s, std::span<const int> inputs) {
-  if (n.op->kind != OpKind::contraction || n.op->tiled == nullptr || n.meta.shape.rank() == 0 ||
+  const TiledProduct* tiled = at_running_level(*n.op).tiled;
+  if (n.op->kind != OpKind::contraction || tiled == nullptr || n.meta.shape.rank() == 0 ||
       n.meta.shape.numel() == 0 || inputs.size() > 4)
     return false;
   std::array<Meta, 4> in;
   for (std::size_t k = 0; k < inputs.size(); ++k) in[k] = s.order[static_cast<std::size_t>(inputs[k])]->meta;
-  return n.op->tiled->fits(std::span<const Meta>(in.data(), inputs.size()), n.meta);
+  return tiled->fits(std::span<const Meta>(in.data(), inputs.size()), n.meta);
 }
 
 /// The first dim of a reduction's trailing reduced dims, or -1 when they are not trailing.

@@ -20,6 +20,7 @@
 #include "lazytensor/compile/grouping.hpp"
 #include "lazytensor/compile/plan_types.hpp"
 #include "lazytensor/core/checked_size.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/reduction.hpp"
 #include "lazytensor/ops/registry.hpp"
 
@@ -158,6 +159,7 @@ class PlanChecker {
         return;
       case MemberRole::product: {
         const OpDesc* d = traits_[idx(p)].desc;
+        if (d != nullptr) d = &at_running_level(*d);
         LT_CHECK(leads && d != nullptr && d->tiled != nullptr && inputs(p).size() <= 4 && out.shape == g.shape && g.row == 1,
                  "plan: member ", p, " is no product");
         std::array<Meta, 4> in;

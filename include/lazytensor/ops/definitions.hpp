@@ -2,11 +2,13 @@
 // ops/'s functions that a program compiles once: included by the implementation
 // (lazytensor/implementation.hpp), never by a file of its own.
 #include "lazytensor/ops/execute.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 
 namespace lt {
 
-Array execute_op(const OpDesc& d, std::span<const Array> in, const Attrs& attrs, const Meta& out,
+Array execute_op(const OpDesc& desc, std::span<const Array> in, const Attrs& attrs, const Meta& out,
                         const Array* into) {
+  const OpDesc& d = at_running_level(desc);
   constexpr std::size_t inline_inputs = 4;
   std::array<View, inline_inputs> small;
   std::vector<View> large;

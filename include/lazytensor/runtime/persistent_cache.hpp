@@ -1,7 +1,7 @@
 #pragma once
 // The persistent plan cache: one file per plan in a directory that several processes may
 // share. A file is named by the graph key and a tag of the build (library version, compiler,
-// ISA), so builds never read each other's plans. It is written to a temporary file, flushed to
+// ISA, the running kernel level), so builds and CPUs never read each other's plans. It is written to a temporary file, flushed to
 // disk and renamed into place, so a reader sees a whole entry or none; its payload carries a
 // checksum. A corrupt, truncated, foreign or forged entry is a miss (counted), never a crash
 // or a wrong result: the checksum only catches accidents, and every entry is checked as
@@ -28,6 +28,7 @@
 #include "lazytensor/compile/plan_io.hpp"
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/core/version.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 
 namespace lt {
 
@@ -54,7 +55,11 @@ inline std::string build_signature() {
 #ifdef LAZYTENSOR_HAVE_CBLAS
   isa += " cblas";
 #endif
-  return concat("lazytensor ", version_string, "; ", __VERSION__, ";", isa, "; ", sizeof(void*) * 8, "-bit");
+  // The kernels that run (their level, and the product libraries chosen for it) decide a
+  // plan's tile cuts and paths: a plan written at one level is a miss at another.
+  const LevelKernels& kernels = running_kernels();
+  return concat("lazytensor ", version_string, "; ", __VERSION__, ";", isa, "; ", sizeof(void*) * 8, "-bit; kernels ",
+                capability_name(kernels.level), "; ", kernels.gemm_backend());
 }
 inline hash_t build_tag() {
   static const hash_t tag = [] {

@@ -14,6 +14,7 @@
 
 #include "lazytensor/compile/plan.hpp"
 #include "lazytensor/core/metrics.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
@@ -144,7 +145,7 @@ inline void run_group(const Plan& plan, const Schedule& s, const FusionGroup& g,
         args.push_back(widen ? tile_view(in.data, in.dtype, rows, row, true) : in);
       }
       try {
-        n.op->kernel(args, out, n.op->kind == OpKind::reduction ? member_attrs[i] : n.attrs);
+        at_running_level(*n.op).kernel(args, out, n.op->kind == OpKind::reduction ? member_attrs[i] : n.attrs);
       } catch (const Error&) {
         raise_recorded_at(n);
       }

@@ -14,6 +14,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "lazytensor/compile/plan.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
 #include "lazytensor/runtime/fault_site.hpp"
@@ -198,7 +199,7 @@ class EpilogueSink final : public TileSink {
       for (int k : m.inputs)
         args.push_back(k < 0 ? external_views[static_cast<std::size_t>(-1 - k)] : member_views[static_cast<std::size_t>(k)]);
       try {
-        n.op->kernel(args, out, n.attrs);
+        at_running_level(*n.op).kernel(args, out, n.attrs);
       } catch (const Error&) {
         raise_recorded_at(n);
       }
@@ -230,7 +231,8 @@ class EpilogueSink final : public TileSink {
 inline void run_product_group(const Plan& plan, const Schedule& s, const FusionGroup& g, std::vector<Array>& values) {
   const GroupMember& product = g.members[0];
   const Node& n = *s.order[static_cast<std::size_t>(product.position)];
-  LT_CHECK(n.op->tiled != nullptr, "plan: ", n.op->name, " does not run tile by tile");
+  const TiledProduct* tiled = at_running_level(*n.op).tiled;
+  LT_CHECK(tiled != nullptr, "plan: ", n.op->name, " does not run tile by tile");
   std::vector<View> in;
   std::vector<Meta> metas;
   for (int k : product.inputs) {
@@ -238,9 +240,9 @@ inline void run_product_group(const Plan& plan, const Schedule& s, const FusionG
     in.push_back(values[static_cast<std::size_t>(e.position)].view);
     metas.push_back(s.order[static_cast<std::size_t>(e.position)]->meta);
   }
-  EpilogueSink sink(plan, s, g, values, n.op->tiled->geometry(metas, n.meta));
+  EpilogueSink sink(plan, s, g, values, tiled->geometry(metas, n.meta));
   try {
-    n.op->tiled->run(in, n.meta, n.attrs, sink);
+    tiled->run(in, n.meta, n.attrs, sink);
   } catch (const Error&) {
     raise_recorded_at(n);  // the product's own fault: an epilogue's names its member already
   }

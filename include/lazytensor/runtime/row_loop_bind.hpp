@@ -12,6 +12,7 @@
 #include "lazytensor/core/array.hpp"
 #include "lazytensor/core/dtype.hpp"
 #include "lazytensor/core/shape.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/convert.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
@@ -120,7 +121,7 @@ inline RowLoop::External RowLoop::external(std::size_t k) const {
 }
 
 inline void RowLoop::bind_constant(Member& m, const Node& n) {
-  n.op->kernel({}, View{m.constant_value, n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number}, n.attrs);
+  at_running_level(*n.op).kernel({}, View{m.constant_value, n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number}, n.attrs);
   m.bound_attrs = n.attrs;
 }
 
@@ -156,7 +157,7 @@ inline bool RowLoop::bind_kernel(std::size_t i, std::span<const Meta> metas) {
   if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
   m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
   m.bound_attrs = n.attrs;
-  return n.op->bind(metas, out, *m.attrs, m.kernel);
+  return at_running_level(*n.op).bind(metas, out, *m.attrs, m.kernel);
 }
 
 inline bool RowLoop::bind_member(std::size_t i) {
@@ -169,7 +170,7 @@ inline bool RowLoop::bind_member(std::size_t i) {
     bind_constant(m, n);
     return true;
   }
-  if (n.op->bind == nullptr || (gm.role != MemberRole::full && gm.role != MemberRole::row) ||
+  if (at_running_level(*n.op).bind == nullptr || (gm.role != MemberRole::full && gm.role != MemberRole::row) ||
       gm.inputs.size() > max_inputs)
     return false;
   m.per = gm.role == MemberRole::full ? g_.row : 1;

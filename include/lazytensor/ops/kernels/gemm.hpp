@@ -11,6 +11,7 @@
 
 #include <Eigen/Core>
 
+#include "lazytensor/core/cpu_capability.hpp"
 #include "lazytensor/core/metrics.hpp"
 #include "lazytensor/ops/kernels/cblas.hpp"
 #include "lazytensor/ops/kernels/gemm_bf16.hpp"
@@ -46,8 +47,10 @@ enum class GemmLibrary { automatic, small, cblas, eigen };
 /// CBLAS where the build found one, except when this code is compiled for AVX-512 and
 /// OpenBLAS runs narrower kernels on the CPU (Debian's 0.3.21 picks its Haswell kernels on AMD
 /// Zen 4): Eigen's 512-bit kernels are then the faster (benchmarks/README.md). Fixed
-/// for the life of the process, so results do not change from one product to the next.
-inline GemmLibrary preferred_gemm_library() {
+/// for the life of the process, so results do not change from one product to the next; one
+/// choice per capability level (`Level`), whose copies of this function differ.
+template <int Level = LT_COMPILED_LEVEL>
+GemmLibrary preferred_gemm_library() {
 #if defined(LAZYTENSOR_HAVE_CBLAS) && defined(__AVX512F__) && defined(OPENBLAS_VERSION)
   static const GemmLibrary library = [] {
     const std::string core = cblas::core_name();
@@ -185,10 +188,5 @@ inline std::string gemm_backend() {
   return (has_small_gemm ? general + "; small f32 products: lazytensor's AVX-512 kernels" : general) + "; " +
          bf16_gemm_name();
 }
-
-namespace detail {
-/// Names the backend in the metrics report of every program that can run a product.
-inline const bool gemm_backend_noted = (metrics::set_info("GemmBackend", gemm_backend()), true);
-}  // namespace detail
 
 }  // namespace lt::kernels

@@ -1,7 +1,7 @@
 #pragma once
-// bf16 products with f32 accumulation: C[n, m] (f32) = A[n, k] B[k, m] (bf16). On a CPU with
-// AVX512-BF16 (chosen at run time) by vdpbf16ps, which multiplies pairs of bf16 along k and
-// adds them into f32 lanes: twice the products of an f32 FMA per instruction, from half the
+// bf16 products with f32 accumulation: C[n, m] (f32) = A[n, k] B[k, m] (bf16). In kernels built
+// for AVX512-BF16 (that capability level, ops/kernel_levels.hpp) by vdpbf16ps, which multiplies
+// pairs of bf16 along k and adds them into f32 lanes: twice the products of an f32 FMA per instruction, from half the
 // bytes. Elsewhere the caller widens the operands to f32 and runs the f32 GEMM (the plain path).
 #include <algorithm>
 #include <cstdint>
@@ -11,13 +11,14 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512BF16__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define LAZYTENSOR_BF16_DOT 1
 #endif
 
 #include "lazytensor/core/array.hpp"
 #include "lazytensor/core/bfloat16.hpp"
+#include "lazytensor/core/cpu_capability.hpp"
 #include "lazytensor/ops/kernels/lane_sums.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 
@@ -30,8 +31,9 @@ namespace lt::kernels {
 enum class Bf16Gemm { plain, avx512_bf16 };
 
 /// Whether this CPU runs AVX512-BF16 (and the AVX-512 foundation and byte/word instructions
-/// the kernel uses with it).
-inline bool cpu_has_avx512_bf16() {
+/// the kernel uses with it), where this copy of the kernels has them (`Level`).
+template <int Level = LT_COMPILED_LEVEL>
+bool cpu_has_avx512_bf16() {
 #ifdef LAZYTENSOR_BF16_DOT
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512bf16");
@@ -43,7 +45,8 @@ inline bool cpu_has_avx512_bf16() {
 
 /// The bf16 product path of this process: AVX512-BF16 where the CPU has it, unless
 /// LT_BF16_GEMM=plain asks for the widening path (to compare the two).
-inline Bf16Gemm bf16_gemm_path() {
+template <int Level = LT_COMPILED_LEVEL>
+Bf16Gemm bf16_gemm_path() {
   static const Bf16Gemm path = [] {
     const char* choice = std::getenv("LT_BF16_GEMM");
     if ((choice != nullptr && std::string_view(choice) == "plain") || !cpu_has_avx512_bf16()) return Bf16Gemm::plain;
