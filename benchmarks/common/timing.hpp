@@ -10,7 +10,17 @@
 
 #include <oneapi/tbb/global_control.h>
 
+#include <lazytensor/core/cpu_capability.hpp>
+#include <lazytensor/ops/kernel_levels.hpp>
+
 namespace bench {
+
+/// Every benchmark's log starts with the CPU and the kernels' capability level that ran.
+inline const bool machine_named = [] {
+  std::printf("machine: %s; kernels at level %s (built: %s)\n", lt::cpu_model_name().c_str(),
+              std::string(lt::capability_name(lt::running_kernels().level)).c_str(), lt::compiled_levels().c_str());
+  return true;
+}();
 
 /// Keeps the compiler from dropping a computation whose result is otherwise unused.
 template <class T> void keep(const T& value) { asm volatile("" : : "r"(&value) : "memory"); }

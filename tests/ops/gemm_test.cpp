@@ -15,6 +15,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <lazytensor/lazytensor.hpp>
+#include <lazytensor/ops/kernel_levels.hpp>
 #include <lazytensor/ops/kernels/gemm_tiles.hpp>
 
 namespace lt::test {
@@ -78,6 +79,19 @@ TEST(GemmTiling, LargeProductsUseSeveralCoresSmallOnesOneTask) {
   EXPECT_GT(square.col_tiles, 1);
   EXPECT_EQ(kernels::gemm_tiling(64, 1024, 10).count(), 1);  // W3's last layer: too little work
   EXPECT_EQ(kernels::gemm_tiling(8, 8, 8).count(), 1);
+}
+
+TEST(GemmTiling, LargeProductsAreCutForSixteenCores) {
+  // The cut follows the shapes alone: enough tiles for every core of a 16-core machine.
+  EXPECT_GE(kernels::gemm_tiling(4096, 4096, 4096).count(), 16);
+  EXPECT_GE(kernels::gemm_tiling(2048, 2048, 2048).count(), 16);
+  EXPECT_GE(kernels::gemm_tiling(512, 512, 512).count(), 16);
+  EXPECT_GT(kernels::gemm_tiling(2048, 2048, 2048).count(), 8) << "no longer capped at 8 tiles";
+  for (auto [n, m] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {64, 1024}, {256, 2048}}) {
+    const kernels::GemmTiling t = kernels::gemm_tiling(n, 1024, m);
+    EXPECT_TRUE(t.row_tiles == 1 || t.rows >= kernels::gemm_min_edge) << n << " x " << m;
+    EXPECT_TRUE(t.col_tiles == 1 || t.cols >= kernels::gemm_min_edge) << n << " x " << m;
+  }
 }
 
 TEST(GemmLayout, UnitStrideInOneDimOrPacked) {
@@ -201,11 +215,11 @@ TEST(GemmKernel, MatchesAPlainLoopOnW3Shapes) {
 TEST(GemmKernel, SameBitsForAnyThreadCount) {
   struct Shape3 { std::int64_t batches, n, k, m; };
   for (GemmLibrary lib : libraries())
-    for (Shape3 s : {Shape3{1, 64, 784, 1024}, {1, 300, 77, 520}, {3, 129, 257, 130}, {50, 8, 9, 10}}) {
+    for (Shape3 s : {Shape3{1, 64, 784, 1024}, {1, 300, 77, 520}, {3, 129, 257, 130}, {50, 8, 9, 10}, {1, 512, 512, 512}}) {
       Operand<float> a(s.n, s.k, Layout::row_major, 3), b(s.k, s.m, Layout::col_major, 4);
       std::vector<float> one;
       with_threads(1, [&] { one = run_gemm(a, b, s.batches, s.n, s.k, s.m, lib); });
-      for (int threads : {2, 3, 8}) {
+      for (int threads : {2, 3, 8, 16}) {  // 512^3 is cut 16 ways or more (LargeProductsAreCutForSixteenCores)
         std::vector<float> many;
         with_threads(threads, [&] { many = run_gemm(a, b, s.batches, s.n, s.k, s.m, lib); });
         ASSERT_EQ(many.size(), one.size());
@@ -318,14 +332,33 @@ TEST(GemmBackend, NamedInTheMetricsReport) {
 #else
   const std::string library = "Eigen ";
 #endif
-  // AVX-512 builds may prefer Eigen's GEMM to the CBLAS found (gemm.hpp says when).
-  const std::string expected = kernels::preferred_gemm_library() == GemmLibrary::eigen ? "Eigen " : library;
-  EXPECT_EQ(metrics::info("GemmBackend").rfind(expected, 0), 0u) << metrics::info("GemmBackend");
-  EXPECT_EQ(metrics::info("GemmBackend").find("small f32 products") != std::string::npos, kernels::has_small_gemm)
-      << metrics::info("GemmBackend");
+  // The running level's products: OpenBLAS's kernels may be narrower than the level's, which
+  // then uses Eigen's GEMM (gemm.hpp says when).
+  const LevelKernels& running = running_kernels();
+  const std::string backend = metrics::info("GemmBackend");
+  EXPECT_EQ(backend, running.gemm_backend());
+#if defined(LAZYTENSOR_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+  const bool wide = kernels::blas_core_is_as_wide(kernels::cblas::core_name(), running.level);
+  EXPECT_EQ(backend.rfind(wide ? library : "Eigen ", 0), 0u) << backend;
+  if (!wide) EXPECT_NE(backend.find("in place of " + kernels::cblas::name()), std::string::npos) << backend;
+#else
+  EXPECT_EQ(backend.rfind(library, 0), 0u) << backend;
+#endif
+  EXPECT_EQ(backend.find("small f32 products") != std::string::npos, running.level >= CpuCapability::avx512) << backend;
+  EXPECT_EQ(metrics::info("CpuCapability").rfind(std::string(capability_name(running.level)) + " (CPU: ", 0), 0u)
+      << metrics::info("CpuCapability");
   metrics::reset();  // a fact, not a count: it stays
   std::string r = metrics::report();
-  EXPECT_NE(r.find("Info: GemmBackend\n  Value: " + expected), std::string::npos) << r;
+  EXPECT_NE(r.find("Info: GemmBackend\n  Value: " + backend), std::string::npos) << r;
+}
+
+TEST(GemmBackend, GenericOpenBlasKernelsAreNotUsedAboveTheirWidth) {
+  EXPECT_FALSE(kernels::blas_core_is_as_wide("prescott", CpuCapability::avx2));
+  EXPECT_FALSE(kernels::blas_core_is_as_wide("haswell", CpuCapability::avx512));
+  EXPECT_FALSE(kernels::blas_core_is_as_wide("prescott", CpuCapability::avx512_bf16));
+  EXPECT_TRUE(kernels::blas_core_is_as_wide("haswell", CpuCapability::avx2));
+  EXPECT_TRUE(kernels::blas_core_is_as_wide("sapphirerapids", CpuCapability::avx512_bf16));
+  EXPECT_TRUE(kernels::blas_core_is_as_wide("prescott", CpuCapability::v2));
 }
 
 }  // namespace

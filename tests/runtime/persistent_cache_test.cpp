@@ -58,9 +58,9 @@ struct ProbeCounts {
   int wrong = -1;
 };
 
-/// Runs the probe with `args` and reads what it prints.
-ProbeCounts run_probe(const std::string& args) {
-  std::string command = std::string(LAZYTENSOR_CACHE_PROBE) + " " + args;
+/// Runs the probe with `args` (and the environment assignments `env`) and reads what it prints.
+ProbeCounts run_probe(const std::string& args, const std::string& env = "") {
+  std::string command = env + (env.empty() ? "" : " ") + std::string(LAZYTENSOR_CACHE_PROBE) + " " + args;
   std::FILE* p = popen(command.c_str(), "r");
   ProbeCounts c;
   if (p == nullptr) return c;
@@ -87,6 +87,26 @@ TEST(PersistentCache, ASecondProcessCompilesNothing) {
   EXPECT_EQ(second.miss, 0);
   EXPECT_EQ(second.bad, 0);
   EXPECT_EQ(second.checksum, first.checksum);
+}
+
+TEST(PersistentCache, PlansOfOneKernelLevelAreAMissAtAnother) {
+  // The cache copied between CPUs: a process at another capability level finds no plan of the
+  // first, compiles its own beside them, and then finds those; neither reads the other's.
+  std::vector<CpuCapability> levels;
+  for (int k = 0; k < cpu_capability_count; ++k)
+    if (cpu_supports(static_cast<CpuCapability>(k))) levels.push_back(static_cast<CpuCapability>(k));
+  if (levels.size() < 2) GTEST_SKIP() << "this CPU runs one capability level";
+  const std::string low(capability_name(levels.front())), high(capability_name(levels.back()));
+  TempDir dir;
+  auto at = [&](const std::string& level) { return run_probe("run " + dir.path().string(), "LT_CPU_CAPABILITY=" + level); };
+  ProbeCounts written = at(low), other = at(high), again = at(high), first_again = at(low);
+  EXPECT_EQ(written.uncached, 5);
+  EXPECT_EQ(other.uncached, 5) << high << " read plans written at " << low;
+  EXPECT_EQ(other.hit, 0);
+  EXPECT_EQ(other.bad, 0) << "a plan of another level is a clean miss, not a bad entry";
+  EXPECT_EQ(again.hit, 5);
+  EXPECT_EQ(first_again.hit, 5);
+  EXPECT_EQ(first_again.uncached, 0);
 }
 
 class PersistentCacheInProcess : public ::testing::Test {

@@ -15,9 +15,9 @@
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/kernels/gemm.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
-#include "lazytensor/ops/kernels/small_gemm.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 
 namespace lt::contraction {
@@ -55,19 +55,13 @@ namespace detail {
 /// Query rows per block: the block's scores (rows x S values) stay within about 32 KiB.
 inline std::int64_t attention_rows(std::int64_t s) { return std::clamp<std::int64_t>(8192 / std::max<std::int64_t>(s, 1), 1, 64); }
 
-/// c[rows, cols] (row stride ldc) = a b, elements by strides: the small-product kernels where
-/// they fit, else a loop adding along k in order.
+/// c[rows, cols] (row stride ldc) = a b, elements by strides, on the calling thread: the
+/// small-product kernels where the level has them and they fit, else BLAS or Eigen's GEMM at the
+/// level (kernels::gemm_tile), never a scalar loop.
 template <class T>
 void block_product(const T* a, std::int64_t a_row, std::int64_t a_col, const T* b, std::int64_t b_row, std::int64_t b_col,
                    T* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols, std::int64_t k) {
-  if constexpr (std::is_same_v<T, float>)
-    if (k > 0 && kernels::small_gemm(a, a_row, a_col, b, b_row, b_col, c, ldc, rows, cols, k)) return;
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) {
-      T acc = 0;
-      for (std::int64_t p = 0; p < k; ++p) acc += a[i * a_row + p * a_col] * b[p * b_row + j * b_col];
-      c[i * ldc + j] = acc;
-    }
+  kernels::gemm_tile<T>({a, a_row, a_col, b, b_row, b_col, c, ldc, rows, k, cols}, {0, rows, 0, cols});
 }
 
 /// One row of scores in place: exp(x - max(x)), returning their sum. A row of -inf only gives

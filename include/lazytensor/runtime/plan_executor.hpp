@@ -14,8 +14,8 @@
 
 #include "lazytensor/compile/plan.hpp"
 #include "lazytensor/core/metrics.hpp"
-#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/execute.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/runtime/fault_site.hpp"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -44,20 +45,35 @@ inline MatrixLayout matrix_layout(std::int64_t rows, std::int64_t cols, std::int
 /// force one (tests compare them; `small` falls back to Eigen where its kernels do not fit).
 enum class GemmLibrary { automatic, small, cblas, eigen };
 
-/// CBLAS where the build found one, except when this code is compiled for AVX-512 and
-/// OpenBLAS runs narrower kernels on the CPU (Debian's 0.3.21 picks its Haswell kernels on AMD
-/// Zen 4): Eigen's 512-bit kernels are then the faster (benchmarks/README.md). Fixed
-/// for the life of the process, so results do not change from one product to the next; one
-/// choice per capability level (`Level`), whose copies of this function differ.
+/// Whether OpenBLAS's kernels (`core`, as core_name() gives it) are as wide as this copy of
+/// lazytensor's: an AVX-512 copy wants OpenBLAS's AVX-512 kernels, an AVX2 copy its AVX2 ones
+/// or wider. OpenBLAS picks its kernels when it loads, from the CPUs it knows: on a newer CPU
+/// (Debian's 0.3.21 gives Zen 4 its Haswell kernels and some Xeons their generic Prescott ones)
+/// they are narrower than the CPU's units, and a process cannot change them afterwards.
+inline bool blas_core_is_as_wide(std::string_view core, CpuCapability level) {
+  constexpr std::string_view avx512_cores[] = {"skylakex", "cooperlake", "sapphirerapids"};
+  constexpr std::string_view avx2_cores[] = {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
+  auto among = [&](const auto& cores) {
+    for (std::string_view c : cores)
+      if (core == c) return true;
+    return false;
+  };
+  if (level >= CpuCapability::avx512) return among(avx512_cores);
+  if (level >= CpuCapability::avx2) return among(avx2_cores);
+  return true;
+}
+
+/// CBLAS where the build found one, unless OpenBLAS runs narrower kernels than this copy of
+/// lazytensor's on the CPU (blas_core_is_as_wide): Eigen's GEMM, compiled at this copy's
+/// level, is then the faster (benchmarks/README.md). Decided from the level and OpenBLAS's
+/// core name alone, never from a timing, and fixed for the life of the process, so results do
+/// not change from one product to the next; one choice per capability level (`Level`), whose
+/// copies of this function differ.
 template <int Level = LT_COMPILED_LEVEL>
 GemmLibrary preferred_gemm_library() {
-#if defined(LAZYTENSOR_HAVE_CBLAS) && defined(__AVX512F__) && defined(OPENBLAS_VERSION)
-  static const GemmLibrary library = [] {
-    const std::string core = cblas::core_name();
-    for (const char* wide : {"skylakex", "cooperlake", "sapphirerapids"})
-      if (core == wide) return GemmLibrary::cblas;
-    return GemmLibrary::eigen;
-  }();
+#if defined(LAZYTENSOR_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+  static const GemmLibrary library =
+      blas_core_is_as_wide(cblas::core_name(), static_cast<CpuCapability>(Level)) ? GemmLibrary::cblas : GemmLibrary::eigen;
   return library;
 #elif defined(LAZYTENSOR_HAVE_CBLAS)
   return GemmLibrary::cblas;
@@ -179,9 +195,11 @@ inline std::string gemm_backend() {
   std::string eigen = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
                       std::to_string(EIGEN_MINOR_VERSION);
 #ifdef LAZYTENSOR_HAVE_CBLAS
-  const std::string general = preferred_gemm_library() == GemmLibrary::cblas
-                                    ? cblas::name()
-                                    : eigen + ", AVX-512 (faster here than " + cblas::name() + ")";
+  const std::string general =
+      preferred_gemm_library() == GemmLibrary::cblas
+          ? cblas::name()
+          : eigen + ", " + std::string(capability_name(compiled_capability())) + " (in place of " + cblas::name() +
+                ", narrower than this CPU's units)";
 #else
   const std::string general = eigen;
 #endif

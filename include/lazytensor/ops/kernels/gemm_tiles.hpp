@@ -14,9 +14,14 @@ namespace lt::kernels {
 /// Below about this many multiply-adds a product is one tile: a TBB task costs about a
 /// microsecond, this much work about ten.
 inline constexpr std::int64_t gemm_tile_macs = std::int64_t{1} << 19;
-/// Enough tiles to balance a few cores on a noisy machine; more would repack operands for
-/// little gain (each tile packs its rows of A and its columns of B).
-inline constexpr std::int64_t gemm_max_tiles = 8;
+/// A product is cut into about one tile per this many multiply-adds, up to gemm_max_tiles:
+/// enough tiles for every core of a 16-core machine, and for the cores left free when another
+/// process takes one (whichever thread is free takes the next tile), yet each large enough
+/// that repacking its rows of A and columns of B costs little beside its products.
+inline constexpr std::int64_t gemm_cut_macs = std::int64_t{1} << 21;
+inline constexpr std::int64_t gemm_max_tiles = 64;
+/// No tile edge is cut below this, so that BLAS's register blocks stay full.
+inline constexpr std::int64_t gemm_min_edge = 64;
 /// Tile edges are multiples of this (SIMD width and BLAS register blocks), so that no tile
 /// runs mostly on the kernels' remainder paths.
 inline constexpr std::int64_t gemm_tile_align = 16;
@@ -41,9 +46,9 @@ inline GemmTiling gemm_tiling(std::int64_t n, std::int64_t k, std::int64_t m) {
   auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
   const double macs = static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(m);
   const auto want = static_cast<std::int64_t>(
-      std::clamp(macs / static_cast<double>(gemm_tile_macs), 1.0, static_cast<double>(gemm_max_tiles)));
-  const std::int64_t max_rt = std::max<std::int64_t>(1, n / gemm_tile_align),
-                     max_ct = std::max<std::int64_t>(1, m / gemm_tile_align);
+      std::clamp(macs / static_cast<double>(gemm_cut_macs), 1.0, static_cast<double>(gemm_max_tiles)));
+  const std::int64_t max_rt = std::max<std::int64_t>(1, n / gemm_min_edge),
+                     max_ct = std::max<std::int64_t>(1, m / gemm_min_edge);
   std::int64_t best_rt = 1, best_ct = 1, best_count = 0;
   double best_cost = std::numeric_limits<double>::infinity();
   for (std::int64_t rt = 1; rt <= std::min(want, max_rt); ++rt) {

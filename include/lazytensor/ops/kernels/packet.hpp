@@ -147,13 +147,35 @@ template <class P>
   return ploadu<P>(ys);
 }
 
-/// exp of float lanes: Eigen's polynomial, which is accurate where the result is a normal
-/// float; lanes beyond +-87 (near or past subnormal and infinite results) and NaN take libm's
-/// value, since Eigen clamps its argument there.
+/// a * b + c with the product rounded first, as on a CPU without FMA: the transcendental
+/// polynomials below give the same bits at every capability level, and in a fragment compiled
+/// in a user's file with its own flags, as in the kernels.
+template <class P>
+[[gnu::always_inline]] inline P mul_add(const P& a, const P& b, const P& c) {
+  return Eigen::internal::padd(Eigen::internal::pmul(a, b), c);
+}
+
+/// exp of float lanes: Eigen's polynomial (pexp_float's Cephes form, with its two-part range
+/// reduction and every multiply-add rounded twice), which is accurate where the result is a
+/// normal float; lanes beyond +-87 (near or past subnormal and infinite results) and NaN take
+/// libm's value, since the polynomial clamps its argument there.
 template <class P>
 [[gnu::always_inline]] inline P exp_float(const P& x) {
+  using namespace Eigen::internal;
   constexpr float bound = 87.0f;
-  P y = Eigen::internal::pexp(x);
+  const P clamped = pmax(pmin(x, pset1<P>(88.723f)), pset1<P>(-88.723f));
+  const P m = pfloor(mul_add(clamped, pset1<P>(1.44269504088896341f), pset1<P>(0.5f)));
+  P r = mul_add(m, pset1<P>(-0.693359375f), clamped);
+  r = mul_add(m, pset1<P>(2.12194440e-4f), r);
+  const P r2 = pmul(r, r), r3 = pmul(r2, r);
+  P y = mul_add(pset1<P>(1.9875691500E-4f), r, pset1<P>(1.3981999507E-3f));
+  P y1 = mul_add(pset1<P>(4.1665795894E-2f), r, pset1<P>(1.6666665459E-1f));
+  const P y2 = padd(r, pset1<P>(1.0f));
+  y = mul_add(y, r, pset1<P>(8.3334519073E-3f));
+  y1 = mul_add(y1, r, pset1<P>(5.0000001201E-1f));
+  y = mul_add(y, r3, y1);
+  y = mul_add(y, r2, y2);
+  y = pmax(pldexp(y, m), x);
   if (!all_within(x, bound)) [[unlikely]] y = exp_float_outside(x, y, bound);
   return y;
 }
@@ -161,23 +183,23 @@ template <class P>
 /// erf of float lanes: Eigen's 13/8-degree rational interpolant (generic_fast_erf_float), within
 /// a couple of ulp on [-4, 4], outside which erf rounds to +-1 in f32; NaN lanes stay NaN. Its
 /// polynomials vectorise where libm's erff is a call per value (GELU's epilogue ran at a
-/// third of its product's speed on it).
+/// third of its product's speed on it). Multiply-adds rounded twice, as in exp_float.
 template <class P>
 [[gnu::always_inline]] inline P erf_float(const P& a) {
   using namespace Eigen::internal;
   const P x = pmax(pmin(a, pset1<P>(4.f)), pset1<P>(-4.f));
   const P x2 = pmul(x, x);
-  P p = pmadd(x2, pset1<P>(-2.72614225801306e-10f), pset1<P>(2.77068142495902e-08f));
-  p = pmadd(x2, p, pset1<P>(-2.10102402082508e-06f));
-  p = pmadd(x2, p, pset1<P>(-5.69250639462346e-05f));
-  p = pmadd(x2, p, pset1<P>(-7.34990630326855e-04f));
-  p = pmadd(x2, p, pset1<P>(-2.95459980854025e-03f));
-  p = pmadd(x2, p, pset1<P>(-1.60960333262415e-02f));
+  P p = mul_add(x2, pset1<P>(-2.72614225801306e-10f), pset1<P>(2.77068142495902e-08f));
+  p = mul_add(x2, p, pset1<P>(-2.10102402082508e-06f));
+  p = mul_add(x2, p, pset1<P>(-5.69250639462346e-05f));
+  p = mul_add(x2, p, pset1<P>(-7.34990630326855e-04f));
+  p = mul_add(x2, p, pset1<P>(-2.95459980854025e-03f));
+  p = mul_add(x2, p, pset1<P>(-1.60960333262415e-02f));
   p = pmul(x, p);
-  P q = pmadd(x2, pset1<P>(-1.45660718464996e-05f), pset1<P>(-2.13374055278905e-04f));
-  q = pmadd(x2, q, pset1<P>(-1.68282697438203e-03f));
-  q = pmadd(x2, q, pset1<P>(-7.37332916720468e-03f));
-  q = pmadd(x2, q, pset1<P>(-1.42647390514189e-02f));
+  P q = mul_add(x2, pset1<P>(-1.45660718464996e-05f), pset1<P>(-2.13374055278905e-04f));
+  q = mul_add(x2, q, pset1<P>(-1.68282697438203e-03f));
+  q = mul_add(x2, q, pset1<P>(-7.37332916720468e-03f));
+  q = mul_add(x2, q, pset1<P>(-1.42647390514189e-02f));
   return pselect(pcmp_eq(a, a), pdiv(p, q), a);
 }
 
