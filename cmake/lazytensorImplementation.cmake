@@ -53,8 +53,10 @@ function(lazytensor_add_kernel_levels target headers source)
     set(entry lt_kernels_level_${level})
     add_library(${objects} OBJECT "${kernels}")
     target_link_libraries(${objects} PRIVATE ${headers})
-    # The build's flags, then the level's, which win over a -march of the build's.
-    target_compile_options(${objects} PRIVATE ${flags_${level}})
+    # The build's flags, then the level's, which win over a -march of the build's; machine code
+    # even in an LTO build, since the symbols are renamed in the object file.
+    target_compile_options(${objects} PRIVATE ${flags_${level}} -fno-lto)
+    set_target_properties(${objects} PROPERTIES INTERPROCEDURAL_OPTIMIZATION OFF)
     target_compile_definitions(${objects} PRIVATE LT_KERNEL_LEVEL_ENTRY=${entry})
     set_target_properties(${objects} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     set(renamed "${CMAKE_CURRENT_BINARY_DIR}/${objects}.o")

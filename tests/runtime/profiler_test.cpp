@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <lazytensor/lazytensor.hpp>
+#include <lazytensor/ops/kernel_levels.hpp>
 
 namespace {
 
@@ -190,6 +191,10 @@ TEST(Profiler, KernelTableListsTheRecordedKernels) {
   const std::string table = lt::profiler::summary();
   EXPECT_NE(table.find("GB/s"), std::string::npos) << table;
   EXPECT_NE(table.find("fused "), std::string::npos) << table;
+  // The table names the kernels' level and the CPU they ran on.
+  EXPECT_NE(table.find("kernels at level " + std::string(lt::capability_name(lt::running_kernels().level)) + ", CPU "),
+            std::string::npos)
+      << table;
   // Four steps ran each kernel four times.
   EXPECT_NE(table.find("       4 "), std::string::npos) << table;
   std::filesystem::remove(path);

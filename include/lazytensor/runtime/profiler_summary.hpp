@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "lazytensor/core/cpu_capability.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/runtime/profiler_definitions.hpp"
 
 namespace lt::profiler::detail {
@@ -67,7 +69,8 @@ std::string summary(std::size_t top) {
   double total = 0;
   for (const auto& r : rows) total += r.seconds;
   std::string out = "Kernels by total time (" + std::to_string(rows.size()) + " kinds, " +
-                    lt::metrics::detail::format_seconds(total) + " in all)\n";
+                    lt::metrics::detail::format_seconds(total) + " in all; kernels at level " +
+                    std::string(capability_name(running_kernels().level)) + ", CPU " + cpu_model_name() + ")\n";
   if (limit.dropped > 0)
     out += "Partial: the recording kept its first " + std::to_string(limit.max_events) + " events and dropped " +
            std::to_string(limit.dropped) + " (LT_PROFILE_MAX_EVENTS); the table counts the kept ones\n";
