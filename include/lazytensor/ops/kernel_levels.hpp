@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "lazytensor/core/cpu_capability.hpp"
 #include "lazytensor/ops/descriptor.hpp"
@@ -27,6 +28,11 @@ struct LevelKernels {
 /// Throws lt::Error where LT_CPU_CAPABILITY names no level, a level above this CPU's, or one
 /// this build did not compile.
 const LevelKernels& running_kernels();
+
+/// The copy of level `name` ("baseline", "v2", ...; empty: the highest compiled level this CPU
+/// runs), as LT_CPU_CAPABILITY chooses it. Throws lt::Error naming the level asked for and the
+/// CPU's where `name` is no level, a level above this CPU's, or one this build did not compile.
+const LevelKernels& kernels_at(std::string_view name);
 
 /// The levels this build compiled, lowest first.
 std::string compiled_levels();

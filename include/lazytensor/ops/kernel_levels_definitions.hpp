@@ -35,18 +35,19 @@ inline std::vector<const LevelKernels*> compiled_level_kernels() {
   return all;
 }
 
-inline const LevelKernels& choose_kernels() {
-  const std::vector<const LevelKernels*> all = compiled_level_kernels();
-  const char* asked = std::getenv("LT_CPU_CAPABILITY");
+}  // namespace detail
+
+const LevelKernels& kernels_at(std::string_view name) {
+  const std::vector<const LevelKernels*> all = detail::compiled_level_kernels();
   const CpuCapability best = best_cpu_capability();
-  if (asked != nullptr && *asked != '\0') {
-    const std::optional<CpuCapability> level = parse_capability(asked);
-    LT_CHECK(level.has_value(), "LT_CPU_CAPABILITY=", asked, ": not a capability level (baseline, v2, avx2, avx512, avx512_bf16)");
-    LT_CHECK(cpu_supports(*level), "LT_CPU_CAPABILITY=", asked, ": a level above this CPU's (", capability_name(best), ", ",
+  if (!name.empty()) {
+    const std::optional<CpuCapability> level = parse_capability(name);
+    LT_CHECK(level.has_value(), "LT_CPU_CAPABILITY=", name, ": not a capability level (baseline, v2, avx2, avx512, avx512_bf16)");
+    LT_CHECK(cpu_supports(*level), "LT_CPU_CAPABILITY=", name, ": a level above this CPU's (", capability_name(best), ", ",
              cpu_model_name(), ")");
     for (const LevelKernels* k : all)
       if (k->level == *level) return *k;
-    fail("LT_CPU_CAPABILITY=", asked, ": not compiled in this build (it has ", compiled_levels(), ")");
+    fail("LT_CPU_CAPABILITY=", name, ": not compiled in this build (it has ", compiled_levels(), ")");
   }
   // The highest compiled level the CPU runs; the build's own copy where none is (a build
   // whose own flags are above the CPU's cannot run at all, whatever is chosen here).
@@ -55,7 +56,6 @@ inline const LevelKernels& choose_kernels() {
     if (cpu_supports(k->level)) chosen = k;
   return *chosen;
 }
-}  // namespace detail
 
 std::string compiled_levels() {
   std::string names;
@@ -65,7 +65,8 @@ std::string compiled_levels() {
 
 const LevelKernels& running_kernels() {
   static const LevelKernels& chosen = [&]() -> const LevelKernels& {
-    const LevelKernels& k = detail::choose_kernels();
+    const char* asked = std::getenv("LT_CPU_CAPABILITY");
+    const LevelKernels& k = kernels_at(asked != nullptr ? asked : "");
     metrics::set_info("CpuCapability", detail::concat(capability_name(k.level), " (CPU: ", cpu_model_name(), ")"));
     metrics::set_info("GemmBackend", k.gemm_backend());
     return k;

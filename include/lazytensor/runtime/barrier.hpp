@@ -15,6 +15,7 @@
 
 #include "lazytensor/core/env.hpp"
 #include "lazytensor/core/metrics.hpp"
+#include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/leaf.hpp"
 #include "lazytensor/runtime/api.hpp"
 #include "lazytensor/runtime/nan_scan.hpp"
@@ -57,6 +58,7 @@ inline void start_flow(PreparedStep& p) {
 /// checked against the graph before it is taken (a mismatch counts as CacheCollision and
 /// compiles). Inside an lt::expect_cached scope a graph that would compile raises lt::Error.
 inline PreparedStep prepare_step(std::span<const NodePtr> roots) {
+  running_kernels();  // a bad LT_CPU_CAPABILITY is raised here, on the caller's thread, not on the worker's
   profiler::detail::Span walk("graph walk + hash", "barrier");
   PreparedStep p{make_schedule(roots), nullptr, {}};
   if (walk.live()) walk.arg("nodes", static_cast<double>(p.schedule.order.size()));
