@@ -60,7 +60,7 @@ constexpr CpuCapability compiled_capability() {
 
 namespace detail {
 struct CpuFeatures {
-  bool v2 = false, avx2 = false, avx512 = false, avx512_bf16 = false, amx_bf16 = false;
+  bool v2 = false, avx2 = false, avx512 = false, avx512_bf16 = false;
 };
 
 /// Reads CPUID, and XGETBV for the register state the OS saves (AVX needs the YMM state,
@@ -81,9 +81,8 @@ inline CpuFeatures read_cpu_features() {
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     xcr0 = (std::uint64_t{hi} << 32) | lo;
   }
-  const bool ymm_state = (xcr0 & 0x6) == 0x6, zmm_state = (xcr0 & 0xe6) == 0xe6, tile_state = (xcr0 & 0x60000) == 0x60000;
+  const bool ymm_state = (xcr0 & 0x6) == 0x6, zmm_state = (xcr0 & 0xe6) == 0xe6;
   __cpuid_count(7, 0, a, b, c, d);
-  const unsigned leaf7_b = b, leaf7_d = d;
   const bool bmi1 = b & (1u << 3), avx2 = b & (1u << 5), bmi2 = b & (1u << 8), avx512f = b & (1u << 16),
              avx512dq = b & (1u << 17), avx512cd = b & (1u << 28), avx512bw = b & (1u << 30), avx512vl = b & (1u << 31);
   __cpuid_count(0x80000001, 0, a, b, c, d);
@@ -92,8 +91,6 @@ inline CpuFeatures read_cpu_features() {
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512cd && avx512bw && avx512vl;
   __cpuid_count(7, 1, a, b, c, d);
   f.avx512_bf16 = f.avx512 && (a & (1u << 5));
-  f.amx_bf16 = f.avx512 && tile_state && (leaf7_d & (1u << 22)) && (leaf7_d & (1u << 24));
-  (void)leaf7_b;
 #endif
   return f;
 }

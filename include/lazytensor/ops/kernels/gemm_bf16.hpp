@@ -35,9 +35,7 @@ enum class Bf16Gemm { plain, avx512_bf16 };
 template <int Level = LT_COMPILED_LEVEL>
 bool cpu_has_avx512_bf16() {
 #ifdef LAZYTENSOR_BF16_DOT
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512bf16");
-  return has;
+  return cpu_supports(CpuCapability::avx512_bf16);
 #else
   return false;
 #endif
