@@ -70,6 +70,37 @@ TEST(DType, SizesNamesAndPromotion) {
   EXPECT_THROW(visit(bf16, [](auto) {}), Error);
 }
 
+// torch.promote_types over every pair of lazytensor's dtypes, written out by hand from
+// PyTorch's promotion table (c10/core/ScalarType.cpp): the table-driven rule must give each.
+TEST(DType, PromotionOfEveryPairIsPyTorchs) {
+  const DType order[] = {boolean, i32, i64, f32, f64, bf16};
+  const DType expected[6][6] = {
+      //           bool     i32   i64   f32  f64  bf16
+      /* bool */ {boolean, i32, i64, f32, f64, bf16},
+      /* i32  */ {i32, i32, i64, f32, f64, bf16},
+      /* i64  */ {i64, i64, i64, f32, f64, bf16},
+      /* f32  */ {f32, f32, f32, f32, f64, f32},
+      /* f64  */ {f64, f64, f64, f64, f64, f64},
+      /* bf16 */ {bf16, bf16, bf16, f32, f64, bf16},
+  };
+  for (std::size_t a = 0; a < 6; ++a)
+    for (std::size_t b = 0; b < 6; ++b)
+      EXPECT_EQ(promote_types(order[a], order[b]), expected[a][b]) << name(order[a]) << " and " << name(order[b]);
+}
+
+TEST(DType, TheTableDescribesEveryDtypeOnce) {
+  ASSERT_EQ(dtype_count, 6u);
+  for (const DTypeInfo& d : dtype_table) {
+    EXPECT_TRUE(is_dtype(d.dtype));
+    EXPECT_EQ(itemsize(d.dtype), d.size);
+    EXPECT_EQ(is_low_precision(d.dtype), d.dtype == bf16) << d.name;
+    EXPECT_EQ(dtype_info(d.compute).compute, d.compute) << d.name << " computes in a dtype that computes in itself";
+  }
+  EXPECT_FALSE(is_dtype(static_cast<DType>(dtype_count)));
+  EXPECT_EQ(name(static_cast<DType>(200)), "?");
+  EXPECT_EQ(itemsize(static_cast<DType>(200)), 0u);
+}
+
 TEST(Buffer, SixtyFourByteAligned) {
   for (std::size_t bytes : {1u, 3u, 64u, 1000u, 1u << 20}) {
     Buffer b(bytes);

@@ -93,7 +93,12 @@ Gate& gate() {
 Meta gate_infer(std::span<const Meta> in, const Attrs&) { return in[0]; }
 void gate_kernel(std::span<const View> in, const View& out, const Attrs&) { gate().run(in[0], out); }
 // An op of the tests only, not in the registry; its id is one no op uses.
-constexpr OpDesc gate_op{static_cast<OpId>(op_id_limit - 1), "test_gate", OpKind::movement, 1, &gate_infer, &gate_kernel};
+constexpr OpDesc gate_op{.id = static_cast<OpId>(op_id_limit - 1),
+                         .name = "test_gate",
+                         .kind = OpKind::movement,
+                         .arity = 1,
+                         .infer = &gate_infer,
+                         .kernel = &gate_kernel};
 
 /// `x`, passed through the gate when the step runs.
 Tensor gated(const Tensor& x) { return record(gate_op, {x}); }

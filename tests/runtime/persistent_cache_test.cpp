@@ -228,7 +228,12 @@ void forge_entry(const fs::path& path, const std::function<void(Plan&)>& forge) 
 Meta pass_infer(std::span<const Meta> in, const Attrs&) { return in[0]; }
 void pass_kernel(std::span<const View> in, const View& out, const Attrs&) { kernels::copy_into(in[0], out); }
 // A program's own op, outside the registry: no loader can vouch for what it does.
-constexpr OpDesc own_op{static_cast<OpId>(op_id_limit - 2), "own_pass", OpKind::movement, 1, &pass_infer, &pass_kernel};
+constexpr OpDesc own_op{.id = static_cast<OpId>(op_id_limit - 2),
+                        .name = "own_pass",
+                        .kind = OpKind::movement,
+                        .arity = 1,
+                        .infer = &pass_infer,
+                        .kernel = &pass_kernel};
 
 TEST_F(PersistentCacheInProcess, APlanWithAProgramsOwnOpIsNeverStored) {
   Tensor x = full({4, 3}, 2.0f, device());

@@ -86,17 +86,19 @@ class PlanChecker {
 
   /// Whether reduction p reduces rows of `row` elements of `in`: its dims, read from its
   /// attributes' structural words (which first_difference matches to the live node's), are
-  /// trailing and span `row` elements. The words are [keepdim, dims...], followed by the
-  /// float count where the op has floats; both readings are tried, and only a reading that
+  /// trailing and span `row` elements. The words are [keepdim, dims...] (ReductionAttrs),
+  /// followed by the data and float counts where the op has a correction; both readings are
+  /// tried, and only a reading that
   /// makes the dims trailing and as long as the row passes. Where the other reading would
   /// give other dims, the extra or missing dim is the last and of extent 1 (the output's size
   /// is the live node's), so the rows are the same elements either way.
   bool reduces_rows(int p, const Shape& in, std::int64_t row) const {
     const OpDesc* d = traits_[idx(p)].desc;
     std::span<const std::int64_t> words = plan_.words[idx(p)];
-    LT_CHECK(d != nullptr && d->value_ints == 0 && !d->folds_special_values, "plan: a reduction of unknown attributes");
-    for (std::size_t end : {words.size(), words.size() - 1}) {
-      if (words.empty() || end < 1) continue;
+    LT_CHECK(d != nullptr && !d->folds_special_values, "plan: a reduction of unknown attributes");
+    for (std::size_t counts : {0, 2}) {
+      if (words.size() < counts + 1) continue;
+      const std::size_t end = words.size() - counts;
       std::span<const std::int64_t> dims = words.subspan(1, end - 1);
       bool trailing = true;
       std::int64_t spanned = 1;

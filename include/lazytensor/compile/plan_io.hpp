@@ -86,7 +86,7 @@ class PlanReader {
     Meta m;
     m.shape = get_shape();
     auto t = get<std::uint8_t>();
-    LT_CHECK(t <= static_cast<std::uint8_t>(DType::bf16), "plan: dtype ", int(t), " is out of range");
+    LT_CHECK(is_dtype(static_cast<DType>(t)), "plan: dtype ", int(t), " is out of range");
     m.dtype = static_cast<DType>(t);
     m.wrapped_number = get<std::uint8_t>() != 0;
     return m;

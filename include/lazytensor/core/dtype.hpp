@@ -1,6 +1,8 @@
 #pragma once
-// Element types, their sizes and names, and PyTorch's type promotion.
+// Element types: their properties in one table, and PyTorch's type promotion from it.
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <ostream>
 #include <string_view>
 #include <type_traits>
@@ -21,34 +23,56 @@ inline constexpr DType f32 = DType::f32;
 inline constexpr DType f64 = DType::f64;
 inline constexpr DType bf16 = DType::bf16;
 
-constexpr std::size_t itemsize(DType t) {
-  switch (t) {
-    case DType::boolean: return 1;
-    case DType::i32: return 4;
-    case DType::i64: return 8;
-    case DType::f32: return 4;
-    case DType::f64: return 8;
-    case DType::bf16: return 2;
-  }
-  return 0;
-}
+/// What kind of number a dtype holds; promotion never goes to a lower category.
+enum class DTypeCategory : std::uint8_t { boolean, integral, floating };
 
-constexpr std::string_view name(DType t) {
-  switch (t) {
-    case DType::boolean: return "bool";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::bf16: return "bf16";
-  }
-  return "?";
-}
+/// A dtype's properties. Everything that differs between dtypes, other than the C++ type that
+/// stores it (dtype_of, visit), is read from here.
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name;         ///< as printed: "f32"
+  std::size_t size;              ///< bytes per element
+  DTypeCategory category;
+  int rank;                      ///< width within its category: the wider of two promotes
+  DType compute;                 ///< the dtype its arithmetic runs in: f32 for low-precision floats
+  std::string_view safetensors;  ///< the safetensors dtype name
+  int reference_writer_rank;     ///< the reference safetensors writer's data order (largest first)
+};
+
+/// One entry per dtype, in the order of their stable numbers.
+inline constexpr DTypeInfo dtype_table[] = {
+    {DType::boolean, "bool", 1, DTypeCategory::boolean, 0, DType::boolean, "BOOL", 0},
+    {DType::i32, "i32", 4, DTypeCategory::integral, 1, DType::i32, "I32", 9},
+    {DType::i64, "i64", 8, DTypeCategory::integral, 2, DType::i64, "I64", 13},
+    {DType::f32, "f32", 4, DTypeCategory::floating, 2, DType::f32, "F32", 11},
+    {DType::f64, "f64", 8, DTypeCategory::floating, 3, DType::f64, "F64", 12},
+    {DType::bf16, "bf16", 2, DTypeCategory::floating, 1, DType::f32, "BF16", 8},
+};
+inline constexpr std::size_t dtype_count = std::size(dtype_table);
+static_assert(
+    [] {
+      for (std::size_t k = 0; k < dtype_count; ++k)
+        if (static_cast<std::size_t>(dtype_table[k].dtype) != k) return false;
+      return true;
+    }(),
+    "dtype_table lists the dtypes in the order of their stable numbers");
+
+/// Whether `t` is one of the dtypes above (a number read from a file or a plan may not be).
+constexpr bool is_dtype(DType t) { return static_cast<std::size_t>(t) < dtype_count; }
+constexpr bool is_dtype(std::int64_t number) { return number >= 0 && static_cast<std::size_t>(number) < dtype_count; }
+
+/// The properties of `t`, which is_dtype.
+constexpr const DTypeInfo& dtype_info(DType t) { return dtype_table[static_cast<std::size_t>(t)]; }
+
+constexpr std::size_t itemsize(DType t) { return is_dtype(t) ? dtype_info(t).size : 0; }
+constexpr std::string_view name(DType t) { return is_dtype(t) ? dtype_info(t).name : "?"; }
 
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
 
-constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64 || t == DType::bf16; }
-constexpr bool is_integral(DType t) { return t == DType::i32 || t == DType::i64; }
+constexpr bool is_floating(DType t) { return is_dtype(t) && dtype_info(t).category == DTypeCategory::floating; }
+constexpr bool is_integral(DType t) { return is_dtype(t) && dtype_info(t).category == DTypeCategory::integral; }
+/// A float stored narrower than it computes (bf16): each op on it rounds once to it.
+constexpr bool is_low_precision(DType t) { return is_dtype(t) && dtype_info(t).compute != t; }
 
 /// The element type a C++ type stores as.
 template <class T> struct dtype_of;
@@ -89,14 +113,17 @@ decltype(auto) visit_storage(DType t, F&& f) {
   return visit(t, std::forward<F>(f));
 }
 
-/// Promotion of two dtypes of the same standing (torch.promote_types).
+/// Promotion of two dtypes of the same standing (torch.promote_types): the higher category;
+/// within one, the wider; two different dtypes of one width (bf16 and f16) meet at the
+/// narrowest wider one (f32).
 constexpr DType promote_types(DType a, DType b) {
   if (a == b) return a;
-  if (a == DType::bf16 || b == DType::bf16) {
-    DType other = a == DType::bf16 ? b : a;
-    return other == DType::f32 || other == DType::f64 ? other : DType::bf16;
-  }
-  return static_cast<std::uint8_t>(a) > static_cast<std::uint8_t>(b) ? a : b;
+  const DTypeInfo &x = dtype_info(a), &y = dtype_info(b);
+  if (x.category != y.category) return x.category > y.category ? a : b;
+  if (x.rank != y.rank) return x.rank > y.rank ? a : b;
+  for (const DTypeInfo& wider : dtype_table)
+    if (wider.category == x.category && wider.rank == x.rank + 1) return wider.dtype;
+  fail("promote_types: ", x.name, " and ", y.name, " have no common dtype");
 }
 
 /// Whether a value of dtype `from` may be stored in a tensor of dtype `to` by an in-place op

@@ -25,15 +25,14 @@ inline Tensor scaled(const Tensor& t, ReduceOp op, double scale, const char* nam
            t.dtype());
   return t * scale;
 }
-inline std::int64_t reduce_word(ReduceOp op) {
-  return static_cast<std::int64_t>(op == ReduceOp::mean ? ReduceOp::sum : op);
-}
+/// A mean is traced as a sum and a scale.
+inline ReduceOp traced_op(ReduceOp op) { return op == ReduceOp::mean ? ReduceOp::sum : op; }
 }  // namespace detail
 
 /// The reduction over every replica of `t`, times `scale` (a mean divides by world_size()).
 inline Tensor all_reduce(ReduceOp op, const Tensor& t, double scale = 1.0, Site site = Site::current()) {
   RecordingSite at(site);
-  Tensor reduced = record(collective::all_reduce, {t}, Attrs{{detail::reduce_word(op)}, {}});
+  Tensor reduced = record(collective::all_reduce, {t}, encode(AllReduceAttrs{detail::traced_op(op)}));
   return detail::scaled(reduced, op, scale, "all_reduce");
 }
 
@@ -82,7 +81,7 @@ inline void all_reduce(ReduceOp op, std::vector<Tensor>& tensors, double scale =
 inline Tensor all_gather(const Tensor& t, std::int64_t dim = 0, Site site = Site::current()) {
   RecordingSite at(site);
   const int d = t.defined() && t.dim() > 0 ? static_cast<int>(dim < 0 ? dim + t.dim() : dim) : static_cast<int>(dim);
-  return record(collective::all_gather, {t}, Attrs{{d}, {}});
+  return record(collective::all_gather, {t}, encode(AllGatherAttrs{d}));
 }
 
 /// This replica's shard, along `dim`, of the reduction over every replica of `t`, times
@@ -91,14 +90,14 @@ inline Tensor reduce_scatter(ReduceOp op, const Tensor& t, std::int64_t dim = 0,
                              Site site = Site::current()) {
   RecordingSite at(site);
   const int d = t.defined() && t.dim() > 0 ? static_cast<int>(dim < 0 ? dim + t.dim() : dim) : static_cast<int>(dim);
-  Tensor shard = record(collective::reduce_scatter, {t}, Attrs{{detail::reduce_word(op), d}, {}});
+  Tensor shard = record(collective::reduce_scatter, {t}, encode(ReduceScatterAttrs{detail::traced_op(op), d}));
   return detail::scaled(shard, op, scale, "reduce_scatter");
 }
 
 /// Replica `root`'s `t`, on every replica.
 inline Tensor broadcast(const Tensor& t, int root = 0, Site site = Site::current()) {
   RecordingSite at(site);
-  return record(collective::broadcast, {t}, Attrs{{root}, {}});
+  return record(collective::broadcast, {t}, encode(BroadcastAttrs{root}));
 }
 
 }  // namespace lt

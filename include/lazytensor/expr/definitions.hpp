@@ -8,6 +8,9 @@ namespace lt::expr {
 void fragment_grad(GradContext& c) {
   std::span<const FragmentStep> body = c.op.body;
   const std::size_t n = body.size();
+  // A body's last step is the fragment's output, so a body is never empty; checked, since
+  // grads[n - 1] below would write before the vector otherwise.
+  LT_CHECK(n > 0, "internal: a fragment with an empty body");
   FragmentAttrsReader reader(c.attrs);
   std::vector<Attrs> attrs(n);
   std::vector<GradValue> values(n), grads(n);

@@ -46,18 +46,14 @@ Meta fragment_infer(std::span<const Meta> in, const Attrs& attrs) {
 
 /// The descriptor of every fragment of skeleton S.
 template <class S>
-inline constexpr OpDesc fragment_desc{OpId::fragment,
-                                      "fragment",
-                                      OpKind::elementwise,
-                                      -1,
-                                      &fragment_infer<S>,
-                                      &fragment_kernel<S>,
-                                      nullptr,
-                                      &fragment_grad,
-                                      std::span<const FragmentStep>(body<S>),
-                                      0,
-                                      false,
-                                      nullptr,
-                                      &fragment_bind<S>};
+inline constexpr OpDesc fragment_desc{.id = OpId::fragment,
+                                      .name = "fragment",
+                                      .kind = OpKind::elementwise,
+                                      .arity = -1,
+                                      .infer = &fragment_infer<S>,
+                                      .kernel = &fragment_kernel<S>,
+                                      .grad = &fragment_grad,
+                                      .body = std::span<const FragmentStep>(body<S>),
+                                      .bind = &fragment_bind<S>};
 
 }  // namespace lt::expr

@@ -17,6 +17,7 @@
 #include "lazytensor/expr/tree.hpp"
 #include "lazytensor/ops/kernels/elementwise.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::expr {
 
@@ -63,9 +64,7 @@ template <int K, class T> struct Eval<Slot<K>, T> {
 template <class T> struct Eval<Const, T> {
   T value;
   explicit Eval(FragmentAttrsReader& r, Attrs& a) : value((r.next(a), read(a))) {}
-  static T read(const Attrs& a) {
-    return static_cast<DType>(a.ints[0]) == DType::f64 ? static_cast<T>(a.floats[0]) : static_cast<T>(a.ints[1]);
-  }
+  static T read(const Attrs& a) { return decode<ScalarAttrs>(a).template as<T>(); }
   template <class Src> T scalar(const Src&, std::int64_t) const { return value; }
   template <class Src> kernels::packet_t<T> packet(const Src&, std::int64_t) const {
     return Eigen::internal::pset1<kernels::packet_t<T>>(value);

@@ -28,22 +28,12 @@ using Metadata = std::map<std::string, std::string>;
 inline constexpr std::uint64_t max_header_bytes = 100'000'000;
 
 /// safetensors' name of a lazytensor dtype: F32, F64, BF16, I32, I64, BOOL.
-constexpr std::string_view safetensors_name(DType t) {
-  switch (t) {
-    case DType::boolean: return "BOOL";
-    case DType::i32: return "I32";
-    case DType::i64: return "I64";
-    case DType::f32: return "F32";
-    case DType::f64: return "F64";
-    case DType::bf16: return "BF16";
-  }
-  return "?";
-}
+constexpr std::string_view safetensors_name(DType t) { return is_dtype(t) ? dtype_info(t).safetensors : "?"; }
 
 /// The dtype named `name` in a header, or nullopt where lazytensor has no such dtype.
 inline std::optional<DType> dtype_from_safetensors_name(std::string_view name) {
-  for (DType t : {DType::boolean, DType::i32, DType::i64, DType::f32, DType::f64, DType::bf16})
-    if (safetensors_name(t) == name) return t;
+  for (const DTypeInfo& d : dtype_table)
+    if (d.safetensors == name) return d.dtype;
   return std::nullopt;
 }
 
@@ -58,17 +48,7 @@ inline bool is_other_safetensors_dtype(std::string_view name) {
 
 /// Rank of a dtype in the reference writer's data order: it sorts tensors by this, largest
 /// first (its Dtype enum order), then by name.
-constexpr int reference_writer_rank(DType t) {
-  switch (t) {
-    case DType::boolean: return 0;
-    case DType::bf16: return 8;
-    case DType::i32: return 9;
-    case DType::f32: return 11;
-    case DType::f64: return 12;
-    case DType::i64: return 13;
-  }
-  return -1;
-}
+constexpr int reference_writer_rank(DType t) { return is_dtype(t) ? dtype_info(t).reference_writer_rank : -1; }
 
 /// One tensor of a header, checked: its bytes are [begin, end) of the data section and hold
 /// exactly numel * itemsize bytes.

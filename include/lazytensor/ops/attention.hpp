@@ -19,14 +19,15 @@
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::contraction {
 
 /// q [*, L, E], k [*, S, E], v [*, S, Ev] with the same batch dims, and optionally an additive
-/// mask that broadcasts to [*, L, S], all f32 or all f64; floats[0] is the scale. Gives [*, L, Ev].
+/// mask that broadcasts to [*, L, S], all f32 or all f64; AttentionAttrs: the scale. Gives [*, L, Ev].
 inline Meta attention_infer(std::span<const Meta> in, const Attrs& attrs) {
   LT_CHECK(in.size() == 3 || in.size() == 4, "expects q, k, v and an optional mask, got ", in.size(), " operands");
-  LT_CHECK(attrs.floats.size() == 1, "expects one attribute, the scale");
+  decode<AttentionAttrs>(attrs);  // checks that the scale is its one attribute
   const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
   LT_CHECK(q.rank() >= 2 && k.rank() == q.rank() && v.rank() == q.rank(), "expects q [*, L, E], k [*, S, E] and v [*, S, Ev] of one rank, got ",
            q, ", ", k, " and ", v);
@@ -112,7 +113,7 @@ void attention_run(std::span<const View> in, const View& out, const Attrs& attrs
     std::fill(o, o + out.numel(), std::numeric_limits<T>::quiet_NaN());
     return;
   }
-  const T scale = static_cast<T>(attrs.f(0));
+  const T scale = static_cast<T>(decode<AttentionAttrs>(attrs).scale);
   Shape scores = q.shape;
   scores[r - 1] = s;
   const bool masked = in.size() == 4;
@@ -164,9 +165,7 @@ inline void attention_kernel(std::span<const View> in, const View& out, const At
   else detail::attention_run<float>(in, out, attrs);
 }
 
-LT_DEFINE_OP(attention, OpDesc{.id = OpId::attention,
-                               .name = "attention",
-                               .kind = OpKind::contraction,
+LT_DEFINE_OP(attention, OpDesc{.kind = OpKind::contraction,
                                .arity = -1,
                                .infer = &attention_infer,
                                .kernel = &attention_kernel,

@@ -11,7 +11,7 @@ inline void attention(GradContext& c) {
   const GradValue &q = c.input(0), &k = c.input(1), &v = c.input(2);
   const bool masked = c.inputs.size() == 4;
   if (!c.grad.defined()) return;
-  const double scale = c.attrs.f(0);
+  const double scale = decode<AttentionAttrs>(c.attrs).scale;
   const std::int64_t rows[] = {q.dim() - 1};
   GradValue s = matmul(q, transpose_last(k)) * scale;
   if (masked) s = s + c.input(3);

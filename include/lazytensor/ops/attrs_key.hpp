@@ -1,8 +1,8 @@
 #pragma once
 // The structure of an op's attributes, apart from their data: what enters an IR node's hash
-// and what a cached plan must match. Data words (floats, and the ints a descriptor marks in
-// `value_ints`) are read from the live graph each run, so only their count enters, and for a
-// C++ scalar operand whether it is 0, 1 or another number.
+// and what a cached plan must match. Data words (`values` and `floats`) are read from the live
+// graph each run, so only their counts enter, and for a C++ scalar operand whether it is 0, 1
+// or another number.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -17,26 +17,30 @@
 
 namespace lt {
 
+/// Where a fragment's attributes keep their prefix: [structural hash, compute dtype, slot
+/// count, the input of each slot...] (expr/fragment_attrs.hpp lays them out).
+namespace fragment_words {
+inline constexpr std::size_t hash_at = 0, compute_at = 1, slot_count_at = 2, slot_map_at = 3;
+}
+
 namespace detail {
 /// LT_NO_SPECIAL_SCALARS=1: 0 and 1 are parameters like any other scalar value.
 inline bool special_scalars_enabled() {
   static const bool enabled = !env_flag("LT_NO_SPECIAL_SCALARS", false);
   return enabled;
 }
-/// Stands in for a data word, so that the words after it keep their places.
-inline constexpr std::int64_t data_word = 0x5ca1a7da7a;
 inline std::int64_t scalar_class(double v) {
   if (!special_scalars_enabled()) return 2;
   return v == 0 ? 0 : v == 1 ? 1 : 2;
 }
-inline bool is_data_int(const OpDesc& op, std::size_t k) { return k < 8 && ((op.value_ints >> k) & 1u) != 0; }
 
 /// Calls word(w) for each structural word of one op's attributes, `ints` from `pos` and
 /// `floats` from `fpos` (a fragment step's share), advancing both.
 template <class Word>
-void step_words(const OpDesc& op, const Attrs& a, std::size_t n_ints, std::size_t& pos, std::size_t n_floats,
-                std::size_t& fpos, Word&& word) {
-  for (std::size_t k = 0; k < n_ints; ++k) word(is_data_int(op, k) ? data_word : a.ints[pos + k]);
+void step_words(const OpDesc& op, const Attrs& a, std::size_t n_ints, std::size_t& pos, std::size_t n_values,
+                std::size_t n_floats, std::size_t& fpos, Word&& word) {
+  for (std::size_t k = 0; k < n_ints; ++k) word(a.ints[pos + k]);
+  word(static_cast<std::int64_t>(n_values));
   word(static_cast<std::int64_t>(n_floats));
   if (op.folds_special_values && n_floats > 0) word(scalar_class(a.floats[fpos]));
   pos += n_ints;
@@ -51,27 +55,28 @@ template <class Word>
 void for_each_structural_word(const OpDesc& op, const Attrs& a, Word&& word) {
   std::size_t pos = 0, fpos = 0;
   if (op.body.empty()) {
-    detail::step_words(op, a, a.ints.size(), pos, a.floats.size(), fpos, word);
+    detail::step_words(op, a, a.ints.size(), pos, a.values.size(), a.floats.size(), fpos, word);
     return;
   }
-  // [structural hash, compute dtype, slot count, slot inputs...]
-  const std::size_t prefix = 3 + static_cast<std::size_t>(a.ints[2]);
+  const std::size_t prefix =
+      fragment_words::slot_map_at + static_cast<std::size_t>(a.ints[fragment_words::slot_count_at]);
   for (; pos < prefix; ++pos) word(a.ints[pos]);
   for (const FragmentStep& s : op.body) {
     if (s.op == nullptr || !s.reads_attrs) continue;
     auto n = static_cast<std::size_t>(a.ints[pos++]);
     word(static_cast<std::int64_t>(n));
     std::size_t ints_at = pos;
-    auto m = static_cast<std::size_t>(a.ints[pos + n]);
-    std::size_t after = pos + n + 1;
-    detail::step_words(*s.op, a, n, ints_at, m, fpos, word);
+    auto v = static_cast<std::size_t>(a.ints[pos + n]);
+    auto m = static_cast<std::size_t>(a.ints[pos + n + 1]);
+    std::size_t after = pos + n + 2;
+    detail::step_words(*s.op, a, n, ints_at, v, m, fpos, word);
     pos = after;
   }
 }
 
 /// True when the attributes have no data words: they are hashed and compared as they are.
 inline bool all_structural(const OpDesc& op, const Attrs& a) {
-  return op.body.empty() && op.value_ints == 0 && !op.folds_special_values && a.floats.empty();
+  return op.body.empty() && !op.folds_special_values && a.values.empty() && a.floats.empty();
 }
 
 /// Words gathered for one hash call: on the stack while they are few.
@@ -103,13 +108,13 @@ class HashWords {
 /// The hash of the structural words of `a`, the attributes of `op`. A loop traces the same
 /// attributes every step, and walking a fragment's layout to find its words costs about as
 /// much as the rest of making the node: so each thread remembers, for a few ops each, the
-/// last attributes it hashed (all their ints and the bits of their floats, of which the
-/// words are a function) and their hash.
+/// last attributes it hashed (all their ints, their data count and the bits of their floats,
+/// of which the words are a function) and their hash.
 inline hash_t structural_digest(const OpDesc& op, const Attrs& a) {
   constexpr std::size_t max_ints = 16, max_floats = 4, entries = 32;
   struct Entry {
     const OpDesc* op;
-    std::uint32_t n_ints, n_floats;
+    std::uint32_t n_ints, n_values, n_floats;
     std::array<std::int64_t, max_ints> ints;
     std::array<std::uint64_t, max_floats> float_bits;
     hash_t digest;
@@ -125,7 +130,8 @@ inline hash_t structural_digest(const OpDesc& op, const Attrs& a) {
   // Word by word, leaving at the first difference: the words were stored one by one just
   // before, and a compiler's wide loads of them would wait for those stores to land.
   auto same = [&] {
-    if (e.op != &op || e.n_ints != a.ints.size() || e.n_floats != a.floats.size()) return false;
+    if (e.op != &op || e.n_ints != a.ints.size() || e.n_values != a.values.size() || e.n_floats != a.floats.size())
+      return false;
     for (std::size_t k = 0; k < a.ints.size(); ++k)
       if (e.ints[k] != a.ints[k]) return false;
     for (std::size_t k = 0; k < a.floats.size(); ++k)
@@ -135,6 +141,7 @@ inline hash_t structural_digest(const OpDesc& op, const Attrs& a) {
   if (same()) return e.digest;
   e.op = &op;
   e.n_ints = static_cast<std::uint32_t>(a.ints.size());
+  e.n_values = static_cast<std::uint32_t>(a.values.size());
   e.n_floats = static_cast<std::uint32_t>(a.floats.size());
   std::copy(a.ints.begin(), a.ints.end(), e.ints.begin());
   for (std::size_t k = 0; k < a.floats.size(); ++k) e.float_bits[k] = std::bit_cast<std::uint64_t>(a.floats[k]);

@@ -13,12 +13,10 @@
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/grad.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::collective {
 
-/// Attributes. all_reduce: {op}; all_gather: {dim}; reduce_scatter: {op, dim}; broadcast:
-/// {root}. `op` is sum, max or min: a mean is traced as a sum and a scale.
-inline ReduceOp attr_op(const Attrs& a) { return static_cast<ReduceOp>(a.ints[0]); }
 
 inline void check_reducible(const Meta& m) {
   LT_CHECK(m.dtype == DType::f32 || m.dtype == DType::f64 || m.dtype == DType::i32 || m.dtype == DType::i64,
@@ -34,22 +32,25 @@ inline void check_dim(const Meta& m, std::int64_t dim) {
 
 inline Meta all_reduce_infer(std::span<const Meta> in, const Attrs& a) {
   check_reducible(in[0]);
-  LT_CHECK(attr_op(a) != ReduceOp::mean, "a mean is a sum and a scale");
+  LT_CHECK(decode<AllReduceAttrs>(a).op != ReduceOp::mean, "a mean is a sum and a scale");
   return {in[0].shape, in[0].dtype};
 }
 
 inline Meta all_gather_infer(std::span<const Meta> in, const Attrs& a) {
   check_transferable(in[0]);
-  check_dim(in[0], a.ints[0]);
+  const std::int64_t dim = decode<AllGatherAttrs>(a).dim;
+  check_dim(in[0], dim);
   Meta out{in[0].shape, in[0].dtype};
-  out.shape[static_cast<int>(a.ints[0])] *= world_size();
+  out.shape[static_cast<int>(dim)] *= world_size();
   return out;
 }
 
 inline Meta reduce_scatter_infer(std::span<const Meta> in, const Attrs& a) {
   check_reducible(in[0]);
-  check_dim(in[0], a.ints[1]);
-  const int dim = static_cast<int>(a.ints[1]), world = world_size();
+  const ReduceScatterAttrs r = decode<ReduceScatterAttrs>(a);
+  LT_CHECK(r.op != ReduceOp::mean, "a mean is a sum and a scale");
+  check_dim(in[0], r.dim);
+  const int dim = static_cast<int>(r.dim), world = world_size();
   LT_CHECK(in[0].shape[dim] % world == 0, "dim ", dim, " of extent ", in[0].shape[dim],
            " does not split into ", world, " equal shards");
   Meta out{in[0].shape, in[0].dtype};
@@ -59,8 +60,8 @@ inline Meta reduce_scatter_infer(std::span<const Meta> in, const Attrs& a) {
 
 inline Meta broadcast_infer(std::span<const Meta> in, const Attrs& a) {
   check_transferable(in[0]);
-  LT_CHECK(a.ints[0] >= 0 && a.ints[0] < world_size(), "root ", a.ints[0], " is not an ordinal of a world of ",
-           world_size());
+  const std::int64_t root = decode<BroadcastAttrs>(a).root;
+  LT_CHECK(root >= 0 && root < world_size(), "root ", root, " is not an ordinal of a world of ", world_size());
   return {in[0].shape, in[0].dtype};
 }
 
@@ -79,16 +80,19 @@ inline void run(detail::CollectiveCall call, const View& in) {
 }
 
 inline void all_reduce_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  run({detail::CollectiveKind::all_reduce, attr_op(a), 0, 0, {}, out}, in[0]);
+  run({detail::CollectiveKind::all_reduce, decode<AllReduceAttrs>(a).op, 0, 0, {}, out}, in[0]);
 }
 inline void all_gather_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  run({detail::CollectiveKind::all_gather, ReduceOp::sum, static_cast<int>(a.ints[0]), 0, {}, out}, in[0]);
+  run({detail::CollectiveKind::all_gather, ReduceOp::sum, static_cast<int>(decode<AllGatherAttrs>(a).dim), 0, {}, out},
+      in[0]);
 }
 inline void reduce_scatter_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  run({detail::CollectiveKind::reduce_scatter, attr_op(a), static_cast<int>(a.ints[1]), 0, {}, out}, in[0]);
+  const ReduceScatterAttrs r = decode<ReduceScatterAttrs>(a);
+  run({detail::CollectiveKind::reduce_scatter, r.op, static_cast<int>(r.dim), 0, {}, out}, in[0]);
 }
 inline void broadcast_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  run({detail::CollectiveKind::broadcast, ReduceOp::sum, 0, static_cast<int>(a.ints[0]), {}, out}, in[0]);
+  run({detail::CollectiveKind::broadcast, ReduceOp::sum, 0, static_cast<int>(decode<BroadcastAttrs>(a).root), {}, out},
+      in[0]);
 }
 
 }  // namespace lt::collective
@@ -97,31 +101,44 @@ namespace lt::grad::rule {
 
 /// A sum over replicas sends each replica the sum of the replicas' gradients.
 inline void all_reduce(GradContext& c) {
-  LT_CHECK(collective::attr_op(c.attrs) == ReduceOp::sum, "backward: all_reduce ",
-           reduce_op_name(collective::attr_op(c.attrs)), " has no gradient");
+  const ReduceOp op = decode<AllReduceAttrs>(c.attrs).op;
+  LT_CHECK(op == ReduceOp::sum, "backward: all_reduce ", reduce_op_name(op), " has no gradient");
   c.set(0, grad::apply(OpId::all_reduce, {c.grad}, c.attrs));
 }
 /// Each replica's shard of the gathered gradient, summed over the replicas that used it.
 inline void all_gather(GradContext& c) {
-  c.set(0, grad::apply(OpId::reduce_scatter, {c.grad}, Attrs{{static_cast<std::int64_t>(ReduceOp::sum), c.attrs.ints[0]}, {}}));
+  c.set(0, grad::apply(OpId::reduce_scatter, {c.grad},
+                       encode(ReduceScatterAttrs{ReduceOp::sum, decode<AllGatherAttrs>(c.attrs).dim})));
 }
 inline void reduce_scatter(GradContext& c) {
-  LT_CHECK(collective::attr_op(c.attrs) == ReduceOp::sum, "backward: reduce_scatter ",
-           reduce_op_name(collective::attr_op(c.attrs)), " has no gradient");
-  c.set(0, grad::apply(OpId::all_gather, {c.grad}, Attrs{{c.attrs.ints[1]}, {}}));
+  const ReduceScatterAttrs r = decode<ReduceScatterAttrs>(c.attrs);
+  LT_CHECK(r.op == ReduceOp::sum, "backward: reduce_scatter ", reduce_op_name(r.op), " has no gradient");
+  c.set(0, grad::apply(OpId::all_gather, {c.grad}, encode(AllGatherAttrs{r.dim})));
 }
 
 }  // namespace lt::grad::rule
 
 namespace lt::collective {
-LT_DEFINE_OP(all_reduce, with_grad(OpDesc{OpId::all_reduce, "all_reduce", OpKind::collective, 1, &all_reduce_infer,
-                                          &all_reduce_kernel}, &grad::rule::all_reduce));
-LT_DEFINE_OP(all_gather, with_grad(OpDesc{OpId::all_gather, "all_gather", OpKind::collective, 1, &all_gather_infer,
-                                          &all_gather_kernel}, &grad::rule::all_gather));
-LT_DEFINE_OP(reduce_scatter, with_grad(OpDesc{OpId::reduce_scatter, "reduce_scatter", OpKind::collective, 1,
-                                              &reduce_scatter_infer, &reduce_scatter_kernel}, &grad::rule::reduce_scatter));
+LT_DEFINE_OP(all_reduce, OpDesc{.kind = OpKind::collective,
+                                .arity = 1,
+                                .infer = &all_reduce_infer,
+                                .kernel = &all_reduce_kernel,
+                                .grad = &grad::rule::all_reduce});
+LT_DEFINE_OP(all_gather, OpDesc{.kind = OpKind::collective,
+                                .arity = 1,
+                                .infer = &all_gather_infer,
+                                .kernel = &all_gather_kernel,
+                                .grad = &grad::rule::all_gather});
+LT_DEFINE_OP(reduce_scatter, OpDesc{.kind = OpKind::collective,
+                                    .arity = 1,
+                                    .infer = &reduce_scatter_infer,
+                                    .kernel = &reduce_scatter_kernel,
+                                    .grad = &grad::rule::reduce_scatter});
 // Not differentiable, as torch.distributed.broadcast: it copies parameters, outside any graph
 // that is differentiated.
-LT_DEFINE_OP(broadcast, with_grad(OpDesc{OpId::broadcast, "broadcast", OpKind::collective, 1, &broadcast_infer,
-                                        &broadcast_kernel}, &not_differentiable));
+LT_DEFINE_OP(broadcast, OpDesc{.kind = OpKind::collective,
+                               .arity = 1,
+                               .infer = &broadcast_infer,
+                               .kernel = &broadcast_kernel,
+                               .grad = &not_differentiable});
 }  // namespace lt::collective

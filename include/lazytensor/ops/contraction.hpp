@@ -143,12 +143,11 @@ inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs
 inline constexpr TiledProduct matmul_tiled{&matmul_fits_tiles, &matmul_geometry, &matmul_tiles};
 
 // bf16 operands as stored: the kernel multiplies them on bf16 instructions where it can.
-LT_DEFINE_OP(matmul, with_bf16(OpDesc{.id = OpId::matmul,
-                               .name = "matmul",
-                               .kind = OpKind::contraction,
-                               .arity = 2,
-                               .infer = &matmul_infer,
-                               .kernel = &matmul_kernel,
-                               .grad = &grad::rule::matmul,
-                               .tiled = &matmul_tiled}, Bf16Operands::storage));
+LT_DEFINE_OP(matmul, OpDesc{.kind = OpKind::contraction,
+                            .arity = 2,
+                            .infer = &matmul_infer,
+                            .kernel = &matmul_kernel,
+                            .grad = &grad::rule::matmul,
+                            .tiled = &matmul_tiled,
+                            .bf16 = Bf16Operands::storage});
 }  // namespace lt::contraction

@@ -2,6 +2,7 @@
 // Gradient rules of the contractions, themselves contractions: matmul's are products with a
 // transposed operand; conv2d and its two gradient ops are each other's adjoints.
 #include "lazytensor/ops/grad.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::grad::rule {
 
@@ -33,29 +34,33 @@ inline void matmul(GradContext& c) {
   c.set(1, grad::reshape(sum_to(grad::matmul(transpose_last(am), g), bm.shape()), b.shape()));
 }
 
-/// The convolutions' attributes with two sizes after conv2d's seven: the input's H and W (input
-/// gradient) or the kernel's KH and KW (weight gradient).
-inline Attrs conv_attrs_with(const Attrs& a, std::int64_t h, std::int64_t w) {
-  return Attrs{{a.ints[0], a.ints[1], a.ints[2], a.ints[3], a.ints[4], a.ints[5], a.ints[6], h, w}, {}};
+/// conv2d's own attributes, from those of conv2d (c) or of one of its gradients.
+inline Conv2dAttrs conv_of(const GradContext& c) {
+  return c.op.id == OpId::conv2d ? decode<Conv2dAttrs>(c.attrs) : decode<Conv2dGradAttrs>(c.attrs).conv;
 }
-inline Attrs conv_attrs(const Attrs& a) { return Attrs{std::vector<std::int64_t>(a.ints.begin(), a.ints.begin() + 7), {}}; }
+/// A gradient op's attributes: conv2d's and the input's H and W (input gradient) or the
+/// kernel's KH and KW (weight gradient).
+inline Attrs conv_attrs_with(const GradContext& c, std::int64_t h, std::int64_t w) {
+  return encode(Conv2dGradAttrs{conv_of(c), h, w});
+}
+inline Attrs conv_attrs(const GradContext& c) { return encode(conv_of(c)); }
 
 /// y = conv2d(x, w) is linear in each operand; its adjoints are the two gradient ops.
 inline void conv2d(GradContext& c) {
   const GradValue &x = c.input(0), &w = c.input(1);
   if (c.needs_grad(0))
-    c.set(0, apply(OpId::conv2d_input_grad, {c.grad, w}, conv_attrs_with(c.attrs, x.shape()[2], x.shape()[3])));
+    c.set(0, apply(OpId::conv2d_input_grad, {c.grad, w}, conv_attrs_with(c, x.shape()[2], x.shape()[3])));
   if (c.needs_grad(1))
-    c.set(1, apply(OpId::conv2d_weight_grad, {x, c.grad}, conv_attrs_with(c.attrs, w.shape()[2], w.shape()[3])));
+    c.set(1, apply(OpId::conv2d_weight_grad, {x, c.grad}, conv_attrs_with(c, w.shape()[2], w.shape()[3])));
 }
 
 /// dx = conv2d_input_grad(g, w) is linear in g (its adjoint is conv2d) and in w (its adjoint
 /// correlates the incoming gradient with g: a weight gradient).
 inline void conv2d_input_grad(GradContext& c) {
   const GradValue &g = c.input(0), &w = c.input(1);
-  if (c.needs_grad(0)) c.set(0, apply(OpId::conv2d, {c.grad, w}, conv_attrs(c.attrs)));
+  if (c.needs_grad(0)) c.set(0, apply(OpId::conv2d, {c.grad, w}, conv_attrs(c)));
   if (c.needs_grad(1))
-    c.set(1, apply(OpId::conv2d_weight_grad, {c.grad, g}, conv_attrs_with(c.attrs, w.shape()[2], w.shape()[3])));
+    c.set(1, apply(OpId::conv2d_weight_grad, {c.grad, g}, conv_attrs_with(c, w.shape()[2], w.shape()[3])));
 }
 
 /// dw = conv2d_weight_grad(x, g) is linear in x (adjoint: an input gradient of g) and in g
@@ -63,8 +68,8 @@ inline void conv2d_input_grad(GradContext& c) {
 inline void conv2d_weight_grad(GradContext& c) {
   const GradValue &x = c.input(0), &g = c.input(1);
   if (c.needs_grad(0))
-    c.set(0, apply(OpId::conv2d_input_grad, {g, c.grad}, conv_attrs_with(c.attrs, x.shape()[2], x.shape()[3])));
-  if (c.needs_grad(1)) c.set(1, apply(OpId::conv2d, {x, c.grad}, conv_attrs(c.attrs)));
+    c.set(0, apply(OpId::conv2d_input_grad, {g, c.grad}, conv_attrs_with(c, x.shape()[2], x.shape()[3])));
+  if (c.needs_grad(1)) c.set(1, apply(OpId::conv2d, {x, c.grad}, conv_attrs(c)));
 }
 
 }  // namespace lt::grad::rule

@@ -20,16 +20,17 @@
 #include "lazytensor/ops/kernels/gemm.hpp"
 #include "lazytensor/ops/kernels/gemm_bf16.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/ops/tiled_product.hpp"
 
 namespace lt::contraction {
 
-/// attrs.ints: {stride h, stride w, pad h, pad w, dilation h, dilation w, groups}; the
-/// gradients add two ints after them (the input's H and W, or the kernel's kH and kW).
+/// conv2d's attributes (Conv2dAttrs) in the names of its geometry; the gradients' attributes
+/// add a size (Conv2dGradAttrs).
 struct ConvParams {
   std::int64_t sh, sw, ph, pw, dh, dw, groups;
-  explicit ConvParams(const Attrs& a)
-      : sh(a.ints[0]), sw(a.ints[1]), ph(a.ints[2]), pw(a.ints[3]), dh(a.ints[4]), dw(a.ints[5]), groups(a.ints[6]) {}
+  explicit ConvParams(const Conv2dAttrs& c)
+      : sh(c.stride_h), sw(c.stride_w), ph(c.pad_h), pw(c.pad_w), dh(c.dilation_h), dw(c.dilation_w), groups(c.groups) {}
   static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
     return checked_window_extent(in, k, s, p, d, false, "conv2d window");
   }
@@ -45,14 +46,12 @@ struct ConvGeometry {
 namespace detail {
 
 /// Checks an op's attributes and operands and returns its parameters.
-inline ConvParams check_conv(const char* what, std::span<const Meta> in, const Attrs& a, std::size_t ints) {
-  LT_CHECK(a.ints.size() == ints, what, " takes {stride, padding, dilation, groups", ints == 7 ? "" : ", two sizes",
-           "} attributes");
+inline ConvParams check_conv(const char* what, std::span<const Meta> in, const Conv2dAttrs& a) {
   LT_CHECK(in[0].shape.rank() == 4 && in[1].shape.rank() == 4, what, " expects 4-d operands, got ", in[0].shape,
            " and ", in[1].shape);
   LT_CHECK(is_floating(in[0].dtype) && in[0].dtype == in[1].dtype,
            "the operands must have the same floating dtype (f32, f64 or bf16)");
-  ConvParams p(a);
+  const ConvParams p(a);
   LT_CHECK(p.sh > 0 && p.sw > 0 && p.dh > 0 && p.dw > 0 && p.ph >= 0 && p.pw >= 0 && p.groups > 0,
            "stride and dilation must be positive, padding non-negative, groups positive");
   return p;
@@ -298,7 +297,7 @@ inline View contiguous_operand(const View& v, Array& copy) {
 }  // namespace detail
 
 inline Meta conv2d_infer(std::span<const Meta> in, const Attrs& a) {
-  const ConvParams p = detail::check_conv("conv2d", in, a, 7);
+  const ConvParams p = detail::check_conv("conv2d", in, decode<Conv2dAttrs>(a));
   const Shape &x = in[0].shape, &w = in[1].shape;
   LT_CHECK(x[1] % p.groups == 0 && w[0] % p.groups == 0 && w[1] * p.groups == x[1], "channels: input ", x[1],
            ", weight ", w, " and groups ", p.groups, " do not fit");
@@ -328,7 +327,7 @@ inline constexpr std::int64_t conv_tile_elements = 32768;
 inline void conv2d_tiles(std::span<const View> in, const Meta& out, const Attrs& attrs, TileSink& sink) {
   Array xc, wc;
   const View xv = detail::contiguous_operand(in[0], xc), wv = detail::contiguous_operand(in[1], wc);
-  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, wv.shape, out.shape);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(decode<Conv2dAttrs>(attrs)), xv.shape, wv.shape, out.shape);
   const std::int64_t cols = std::min(g.pixels, std::max<std::int64_t>(256, detail::conv_tile_elements / g.og));
   const std::int64_t rows = std::min(g.og, std::max<std::int64_t>(1, detail::conv_tile_elements / cols));
   kernels::visit_compute(out.dtype, [&]<class T>(Tag<T>) {
@@ -361,7 +360,7 @@ inline void conv2d_tiles(std::span<const View> in, const Meta& out, const Attrs&
 inline void conv2d_bf16(std::span<const View> in, const View& out, const Attrs& attrs) {
   Array xc, wc, keep;
   const View xv = detail::contiguous_operand(in[0], xc), wv = detail::contiguous_operand(in[1], wc);
-  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, wv.shape, out.shape);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(decode<Conv2dAttrs>(attrs)), xv.shape, wv.shape, out.shape);
   const View c = out.dtype == DType::f32 && out.contiguous() ? out : (keep = Array::empty(DType::f32, out.shape)).view;
   const auto* x = xv.ptr<std::uint16_t>();
   const auto* w = wv.ptr<bfloat16>();
@@ -390,10 +389,11 @@ inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs
 /// conv2d's input gradient: inputs {gradient of the output [N, O, OH, OW], weight
 /// [O, C/G, KH, KW]}, attrs conv2d's and then the input's H and W; result [N, C, H, W].
 inline Meta conv2d_input_grad_infer(std::span<const Meta> in, const Attrs& a) {
-  const ConvParams p = detail::check_conv("conv2d_input_grad", in, a, 9);
+  const auto attrs = decode<Conv2dGradAttrs>(a);
+  const ConvParams p = detail::check_conv("conv2d_input_grad", in, attrs.conv);
   const Shape &y = in[0].shape, &w = in[1].shape;
-  const Shape x{y[0], w[1] * p.groups, a.ints[7], a.ints[8]};
-  LT_CHECK(x[2] > 0 && x[3] > 0, "the input's size must be positive, got ", a.ints[7], "x", a.ints[8]);
+  const Shape x{y[0], w[1] * p.groups, attrs.h, attrs.w};
+  LT_CHECK(x[2] > 0 && x[3] > 0, "the input's size must be positive, got ", attrs.h, "x", attrs.w);
   detail::conv_geometry(p, x, w, y);
   return {x, in[0].dtype};
 }
@@ -404,7 +404,7 @@ inline Meta conv2d_input_grad_infer(std::span<const Meta> in, const Attrs& a) {
 inline void conv2d_input_grad_bf16(std::span<const View> in, const View& out, const Attrs& attrs) {
   Array yc, wc;
   const View yv = detail::contiguous_operand(in[0], yc), wv = detail::contiguous_operand(in[1], wc);
-  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), out.shape, wv.shape, yv.shape);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(decode<Conv2dGradAttrs>(attrs).conv), out.shape, wv.shape, yv.shape);
   const auto* w = wv.ptr<bfloat16>();
   const auto* y = yv.ptr<bfloat16>();
   kernels::parallel_blocks(g.N * g.G, 1, [&](std::int64_t begin, std::int64_t end) {
@@ -430,7 +430,7 @@ inline void conv2d_input_grad_kernel(std::span<const View> in, const View& out, 
   if (out.dtype == DType::bf16) return detail::widened_to_f32(&conv2d_input_grad_kernel, in, out, attrs);
   Array yc, wc;
   const View yv = detail::contiguous_operand(in[0], yc), wv = detail::contiguous_operand(in[1], wc);
-  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), out.shape, wv.shape, yv.shape);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(decode<Conv2dGradAttrs>(attrs).conv), out.shape, wv.shape, yv.shape);
   detail::for_each_image_group(g, out.dtype, [&]<class T>(std::int64_t n, std::int64_t grp, T* cols) {
     kernels::gemm<T>(wv.ptr<T>() + grp * g.og * g.patch, 1, g.patch, yv.ptr<T>() + (n * g.O + grp * g.og) * g.pixels,
                      g.pixels, 1, cols, g.patch, g.og, g.pixels);
@@ -443,11 +443,12 @@ inline void conv2d_input_grad_kernel(std::span<const View> in, const View& out, 
 /// conv2d's weight gradient: inputs {input [N, C, H, W], gradient of the output
 /// [N, O, OH, OW]}, attrs conv2d's and then the kernel's KH and KW; result [O, C/G, KH, KW].
 inline Meta conv2d_weight_grad_infer(std::span<const Meta> in, const Attrs& a) {
-  const ConvParams p = detail::check_conv("conv2d_weight_grad", in, a, 9);
+  const auto attrs = decode<Conv2dGradAttrs>(a);
+  const ConvParams p = detail::check_conv("conv2d_weight_grad", in, attrs.conv);
   const Shape &x = in[0].shape, &y = in[1].shape;
-  LT_CHECK(x[1] % p.groups == 0 && a.ints[7] > 0 && a.ints[8] > 0, "input channels ", x[1], " and groups ", p.groups,
-           " do not fit, or the kernel size ", a.ints[7], "x", a.ints[8], " is not positive");
-  const Shape w{y[1], x[1] / p.groups, a.ints[7], a.ints[8]};
+  LT_CHECK(x[1] % p.groups == 0 && attrs.h > 0 && attrs.w > 0, "input channels ", x[1], " and groups ", p.groups,
+           " do not fit, or the kernel size ", attrs.h, "x", attrs.w, " is not positive");
+  const Shape w{y[1], x[1] / p.groups, attrs.h, attrs.w};
   detail::conv_geometry(p, x, w, y);
   return {w, in[0].dtype};
 }
@@ -460,7 +461,7 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
     return detail::widened_to_f32(&conv2d_weight_grad_kernel, in, out, attrs);
   Array xc, yc;
   const View xv = detail::contiguous_operand(in[0], xc), yv = detail::contiguous_operand(in[1], yc);
-  const ConvGeometry g = detail::conv_geometry(ConvParams(attrs), xv.shape, out.shape, yv.shape);
+  const ConvGeometry g = detail::conv_geometry(ConvParams(decode<Conv2dGradAttrs>(attrs).conv), xv.shape, out.shape, yv.shape);
   const std::int64_t weights = g.O * g.patch;
   // Runs of up to 8 images, at most 16 runs. A run's images are multiplied a few at a time,
   // their columns at most 64K values, which stay in L2 for the product that reads them.
@@ -530,22 +531,25 @@ inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out,
 
 inline constexpr TiledProduct conv2d_tiled{&conv2d_fits_tiles, &conv2d_geometry, &conv2d_tiles};
 
-LT_DEFINE_OP(conv2d, with_bf16(OpDesc{.id = OpId::conv2d,
-                               .name = "conv2d",
-                               .kind = OpKind::contraction,
-                               .arity = 2,
-                               .infer = &conv2d_infer,
-                               .kernel = &conv2d_kernel,
-                               .grad = &grad::rule::conv2d,
-                               .tiled = &conv2d_tiled}, Bf16Operands::storage));
+LT_DEFINE_OP(conv2d, OpDesc{.kind = OpKind::contraction,
+                            .arity = 2,
+                            .infer = &conv2d_infer,
+                            .kernel = &conv2d_kernel,
+                            .grad = &grad::rule::conv2d,
+                            .tiled = &conv2d_tiled,
+                            .bf16 = Bf16Operands::storage});
 // conv2d's gradients are products too: bf16 operands as stored, as conv2d's.
-LT_DEFINE_OP(conv2d_input_grad, with_bf16(OpDesc{OpId::conv2d_input_grad, "conv2d_input_grad", OpKind::contraction, 2,
-                                                 &conv2d_input_grad_infer, &conv2d_input_grad_kernel, nullptr,
-                                                 &grad::rule::conv2d_input_grad},
-                                          Bf16Operands::storage));
-LT_DEFINE_OP(conv2d_weight_grad, with_bf16(OpDesc{OpId::conv2d_weight_grad, "conv2d_weight_grad", OpKind::contraction, 2,
-                                                  &conv2d_weight_grad_infer, &conv2d_weight_grad_kernel, nullptr,
-                                                  &grad::rule::conv2d_weight_grad},
-                                           Bf16Operands::storage));
+LT_DEFINE_OP(conv2d_input_grad, OpDesc{.kind = OpKind::contraction,
+                                       .arity = 2,
+                                       .infer = &conv2d_input_grad_infer,
+                                       .kernel = &conv2d_input_grad_kernel,
+                                       .grad = &grad::rule::conv2d_input_grad,
+                                       .bf16 = Bf16Operands::storage});
+LT_DEFINE_OP(conv2d_weight_grad, OpDesc{.kind = OpKind::contraction,
+                                        .arity = 2,
+                                        .infer = &conv2d_weight_grad_infer,
+                                        .kernel = &conv2d_weight_grad_kernel,
+                                        .grad = &grad::rule::conv2d_weight_grad,
+                                        .bf16 = Bf16Operands::storage});
 
 }  // namespace lt::contraction

@@ -16,25 +16,19 @@
 #include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/parallel.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::creation {
 
-/// Checks that attrs hold at least the ints and exactly the floats an op reads.
-inline void check_attr_count(const Attrs& a, std::size_t ints, std::size_t floats) {
-  LT_CHECK(a.ints.size() >= ints && a.floats.size() == floats, "expected ", ints, " integer and ", floats,
-           " floating attributes, got ", a.ints.size(), " and ", a.floats.size());
-}
-
-/// The dtype stored in attrs.ints[0]. A bf16 one is made in f32 and cast (lt::record).
-inline DType attr_dtype(const Attrs& a) {
-  auto t = static_cast<DType>(a.ints[0]);
-  LT_CHECK(t <= DType::bf16, "dtype ", static_cast<int>(a.ints[0]), " is out of range");
+/// A creation op's dtype, checked. A bf16 one is made in f32 and cast (lt::record).
+inline DType checked_dtype(DType t) {
+  LT_CHECK(is_dtype(t), "dtype ", static_cast<int>(t), " is out of range");
   return t;
 }
 
-/// The shape stored in attrs.ints from `first` on.
-inline Shape attr_shape(const Attrs& a, std::size_t first) {
-  Shape s(std::span<const std::int64_t>(a.ints).subspan(first));
+/// A creation op's shape, checked.
+inline Shape checked_shape(AttrWords extents) {
+  Shape s(extents);
   for (std::int64_t e : s) LT_CHECK(e >= 0, "shape ", s, " has a negative extent");
   return s;
 }
@@ -49,20 +43,20 @@ void fill_each(const View& out, F&& f) {
 }
 
 // ---- full ------------------------------------------------------------------------------------
-// attrs: ints {dtype, integer value, shape...}, floats {floating value}. Integer dtypes take the
-// integer value, so large i64 values stay exact.
+// FullAttrs: integer dtypes take the integer value, so large i64 values stay exact.
 
 inline Meta full_infer(std::span<const Meta>, const Attrs& a) {
-  check_attr_count(a, 2, 1);
-  return {attr_shape(a, 2), attr_dtype(a)};
+  auto f = decode<FullAttrs>(a);
+  return {checked_shape(f.shape), checked_dtype(f.dtype)};
 }
 
 inline void full_kernel(std::span<const View>, const View& out, const Attrs& a) {
+  auto f = decode<FullAttrs>(a);
   visit(out.dtype, [&]<class T>(Tag<T>) {
     T value;
-    if constexpr (std::is_same_v<T, bool>) value = a.f(0) != 0;
-    else if constexpr (std::is_floating_point_v<T>) value = static_cast<T>(a.f(0));
-    else value = static_cast<T>(a.i(1));
+    if constexpr (std::is_same_v<T, bool>) value = f.real != 0;
+    else if constexpr (std::is_floating_point_v<T>) value = static_cast<T>(f.real);
+    else value = static_cast<T>(f.integer.value);
     T* d = out.ptr<T>();
     kernels::parallel_blocks(out.numel(), kernels::parallel_threshold,
                              [&](std::int64_t b, std::int64_t e) { std::fill(d + b, d + e, value); });
@@ -70,12 +64,12 @@ inline void full_kernel(std::span<const View>, const View& out, const Attrs& a) 
 }
 
 // ---- arange ----------------------------------------------------------------------------------
-// attrs: ints {dtype, integral, start, end, step}, floats {start, end, step}. With integral
-// arguments the length and (for integer dtypes) the values are exact integer arithmetic.
+// ArangeAttrs: with integral arguments the length and (for integer dtypes) the values are
+// exact integer arithmetic.
 
-inline std::int64_t arange_length(const Attrs& a) {
-  if (a.i(1)) {
-    std::int64_t start = a.i(2), end = a.i(3), step = a.i(4);
+inline std::int64_t arange_length(const ArangeAttrs& a) {
+  if (a.integral) {
+    std::int64_t start = a.start, end = a.end, step = a.step;
     LT_CHECK(step != 0, "step must be nonzero");
     LT_CHECK(step > 0 ? end >= start : end <= start, "the range from ", start, " to ", end,
              " is inconsistent with the sign of step ", step);
@@ -85,7 +79,7 @@ inline std::int64_t arange_length(const Attrs& a) {
     std::uint64_t stride = step > 0 ? static_cast<std::uint64_t>(step) : 0 - static_cast<std::uint64_t>(step);
     return static_cast<std::int64_t>(span / stride + (span % stride != 0));
   }
-  double start = a.f(0), end = a.f(1), step = a.f(2);
+  double start = a.real_start, end = a.real_end, step = a.real_step;
   LT_CHECK(std::isfinite(start) && std::isfinite(end), "start and end must be finite, got ", start, " and ", end);
   LT_CHECK(step != 0, "step must be nonzero");
   LT_CHECK(step > 0 ? end >= start : end <= start, "the range from ", start, " to ", end,
@@ -96,33 +90,34 @@ inline std::int64_t arange_length(const Attrs& a) {
 }
 
 inline Meta arange_infer(std::span<const Meta>, const Attrs& a) {
-  check_attr_count(a, 5, 3);
-  DType t = attr_dtype(a);
+  auto r = decode<ArangeAttrs>(a);
+  DType t = checked_dtype(r.dtype);
   LT_CHECK(t != DType::boolean, "not supported for bool");
-  return {Shape{arange_length(a)}, t};
+  return {Shape{arange_length(r)}, t};
 }
 
 inline void arange_kernel(std::span<const View>, const View& out, const Attrs& a) {
+  auto r = decode<ArangeAttrs>(a);
   visit(out.dtype, [&]<class T>(Tag<T>) {
-    if (std::is_integral_v<T> && a.i(1)) {
-      std::int64_t start = a.i(2), step = a.i(4);
+    if (std::is_integral_v<T> && r.integral) {
+      std::int64_t start = r.start, step = r.step;
       fill_each<T>(out, [&](std::int64_t i) { return static_cast<T>(start + i * step); });
     } else {
-      double start = a.f(0), step = a.f(2);
+      double start = r.real_start, step = r.real_step;
       fill_each<T>(out, [&](std::int64_t i) { return static_cast<T>(start + static_cast<double>(i) * step); });
     }
   });
 }
 
 // ---- linspace --------------------------------------------------------------------------------
-// attrs: ints {dtype, steps}, floats {start, end}.
+// LinspaceAttrs.
 
 inline Meta linspace_infer(std::span<const Meta>, const Attrs& a) {
-  check_attr_count(a, 2, 2);
-  DType t = attr_dtype(a);
+  auto l = decode<LinspaceAttrs>(a);
+  DType t = checked_dtype(l.dtype);
   LT_CHECK(t != DType::boolean, "not supported for bool");
-  LT_CHECK(a.i(1) >= 0, "the number of steps must be non-negative, got ", a.i(1));
-  return {Shape{a.i(1)}, t};
+  LT_CHECK(l.steps >= 0, "the number of steps must be non-negative, got ", l.steps);
+  return {Shape{l.steps}, t};
 }
 
 /// As PyTorch: floating dtypes compute in their own type, integers in double (then truncate).
@@ -130,8 +125,9 @@ inline Meta linspace_infer(std::span<const Meta>, const Attrs& a) {
 inline void linspace_kernel(std::span<const View>, const View& out, const Attrs& a) {
   visit(out.dtype, [&]<class T>(Tag<T>) {
     using Step = std::conditional_t<std::is_floating_point_v<T>, T, double>;
-    std::int64_t steps = a.i(1);
-    auto start = static_cast<Step>(a.f(0)), end = static_cast<Step>(a.f(1));
+    auto l = decode<LinspaceAttrs>(a);
+    std::int64_t steps = l.steps;
+    auto start = static_cast<Step>(l.start), end = static_cast<Step>(l.end);
     if (steps == 1) {
       *out.ptr<T>() = static_cast<T>(start);
       return;
@@ -146,12 +142,12 @@ inline void linspace_kernel(std::span<const View>, const View& out, const Attrs&
 }
 
 // ---- eye -------------------------------------------------------------------------------------
-// attrs: ints {dtype, rows, cols}.
+// EyeAttrs: rows and cols.
 
 inline Meta eye_infer(std::span<const Meta>, const Attrs& a) {
-  check_attr_count(a, 3, 0);
-  LT_CHECK(a.i(1) >= 0 && a.i(2) >= 0, "sizes must be non-negative, got n = ", a.i(1), ", m = ", a.i(2));
-  return {Shape{a.i(1), a.i(2)}, attr_dtype(a)};
+  auto e = decode<EyeAttrs>(a);
+  LT_CHECK(e.n >= 0 && e.m >= 0, "sizes must be non-negative, got n = ", e.n, ", m = ", e.m);
+  return {Shape{e.n, e.m}, checked_dtype(e.dtype)};
 }
 
 inline void eye_kernel(std::span<const View>, const View& out, const Attrs&) {
@@ -165,13 +161,12 @@ inline void eye_kernel(std::span<const View>, const View& out, const Attrs&) {
 // A call draws Philox blocks offset, offset + 1, ... of the stream `seed` (core/random.hpp),
 // each block giving the next few elements: four f32 uniforms (24 bits of a word each), or two
 // f64 uniforms (53 bits of a word pair each), two integers (a word pair each), or one
-// Box-Muller pair of normals. attrs: ints {dtype, seed, offset, shape...}; randint adds
-// {low, high} before the shape.
+// Box-Muller pair of normals (RandomAttrs; RandintAttrs for randint).
 
 /// For each block b of the call, in parallel: emit(words of b, first element, element count).
 template <class Emit>
-void fill_blocks(const View& out, const Attrs& a, std::int64_t per_block, Emit emit) {
-  auto seed = static_cast<std::uint64_t>(a.i(seed_slot)), offset = static_cast<std::uint64_t>(a.i(offset_slot));
+void fill_blocks(const View& out, const RandomAttrs& a, std::int64_t per_block, Emit emit) {
+  std::uint64_t seed = a.seed.value, offset = a.offset.value;
   std::int64_t n = out.numel();
   kernels::parallel_for_each_block((n + per_block - 1) / per_block, 32, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t b = begin; b < end; ++b) {
@@ -191,14 +186,15 @@ inline std::uint64_t word_pair(const Block& w, std::int64_t k) {
 /// A uniform double in [0, 1) from the top 53 of 64 random bits.
 inline double unit_double(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1p-53; }
 
-inline Meta float_random_infer(std::span<const Meta>, const Attrs& a) {
-  check_attr_count(a, 3, 0);
-  DType t = attr_dtype(a);
+inline Meta float_random_infer(std::span<const Meta>, const Attrs& attrs) {
+  auto a = decode<RandomAttrs>(attrs);
+  DType t = checked_dtype(a.dtype);
   LT_CHECK(is_floating(t), "expected a floating dtype, got ", name(t));
-  return {attr_shape(a, 3), t};
+  return {checked_shape(a.shape), t};
 }
 
-inline void rand_kernel(std::span<const View>, const View& out, const Attrs& a) {
+inline void rand_kernel(std::span<const View>, const View& out, const Attrs& attrs) {
+  auto a = decode<RandomAttrs>(attrs);
   if (out.dtype == DType::f32) {
     float* d = out.ptr<float>();
     fill_blocks(out, a, 4, [d](const Block& w, std::int64_t first, std::int64_t count) {
@@ -222,7 +218,8 @@ inline void rand_kernel(std::span<const View>, const View& out, const Attrs& a) 
 
 /// Box-Muller in double for both dtypes: r cos(theta) and r sin(theta), with the first
 /// uniform moved to (0, 1] so that its log is finite.
-inline void randn_kernel(std::span<const View>, const View& out, const Attrs& a) {
+inline void randn_kernel(std::span<const View>, const View& out, const Attrs& attrs) {
+  auto a = decode<RandomAttrs>(attrs);
   auto run = [&]<class T>(Tag<T>) {
     T* d = out.ptr<T>();
     fill_blocks(out, a, 2, [d](const Block& w, std::int64_t first, std::int64_t count) {
@@ -236,8 +233,6 @@ inline void randn_kernel(std::span<const View>, const View& out, const Attrs& a)
   else run(Tag<double>{});
 }
 
-inline constexpr std::size_t randint_low_slot = 3, randint_high_slot = 4;
-
 /// True when every integer in [lo, hi] is a value of dtype t.
 inline bool holds_range(DType t, std::int64_t lo, std::int64_t hi) {
   switch (t) {
@@ -247,43 +242,43 @@ inline bool holds_range(DType t, std::int64_t lo, std::int64_t hi) {
   }
 }
 
-inline Meta randint_infer(std::span<const Meta>, const Attrs& a) {
-  check_attr_count(a, 5, 0);
-  DType t = attr_dtype(a);
-  std::int64_t low = a.i(randint_low_slot), high = a.i(randint_high_slot);
+inline Meta randint_infer(std::span<const Meta>, const Attrs& attrs) {
+  auto a = decode<RandintAttrs>(attrs);
+  DType t = checked_dtype(a.draw.dtype);
+  std::int64_t low = a.low.value, high = a.high.value;
   LT_CHECK(low < high, "low must be less than high, got low = ", low, ", high = ", high);
   LT_CHECK(holds_range(t, low, high - 1), "the range [", low, ", ", high, ") does not fit in ", name(t));
-  return {attr_shape(a, 5), t};
+  return {checked_shape(a.draw.shape), t};
 }
 
 /// low + (64 random bits mod the range width), as PyTorch draws integers.
-inline void randint_kernel(std::span<const View>, const View& out, const Attrs& a) {
-  auto low = static_cast<std::uint64_t>(a.i(randint_low_slot));
-  std::uint64_t width = static_cast<std::uint64_t>(a.i(randint_high_slot)) - low;
+inline void randint_kernel(std::span<const View>, const View& out, const Attrs& attrs) {
+  auto a = decode<RandintAttrs>(attrs);
+  auto low = static_cast<std::uint64_t>(a.low.value);
+  std::uint64_t width = static_cast<std::uint64_t>(a.high.value) - low;
   visit(out.dtype, [&]<class T>(Tag<T>) {
     T* d = out.ptr<T>();
-    fill_blocks(out, a, 2, [=](const Block& w, std::int64_t first, std::int64_t count) {
+    fill_blocks(out, a.draw, 2, [=](const Block& w, std::int64_t first, std::int64_t count) {
       for (std::int64_t k = 0; k < count; ++k)
         d[first + k] = static_cast<T>(static_cast<std::int64_t>(low + word_pair(w, 2 * k) % width));
     });
   });
 }
 
-// The seed and the offset are data: each call draws anew without a new plan.
-inline constexpr std::uint8_t random_value_ints = (1u << seed_slot) | (1u << offset_slot);
-LT_DEFINE_OP(full, OpDesc{OpId::full, "full", OpKind::creation, 0, &full_infer, &full_kernel,
-                             nullptr, nullptr, {}, /*value_ints=*/0b10});
-LT_DEFINE_OP(arange, OpDesc{OpId::arange, "arange", OpKind::creation, 0, &arange_infer, &arange_kernel});
-LT_DEFINE_OP(linspace, OpDesc{OpId::linspace, "linspace", OpKind::creation, 0, &linspace_infer, &linspace_kernel});
-LT_DEFINE_OP(eye, OpDesc{OpId::eye, "eye", OpKind::creation, 0, &eye_infer, &eye_kernel});
+LT_DEFINE_OP(full, OpDesc{.kind = OpKind::creation, .arity = 0, .infer = &full_infer, .kernel = &full_kernel});
+LT_DEFINE_OP(arange, OpDesc{.kind = OpKind::creation, .arity = 0, .infer = &arange_infer, .kernel = &arange_kernel});
+LT_DEFINE_OP(linspace,
+             OpDesc{.kind = OpKind::creation, .arity = 0, .infer = &linspace_infer, .kernel = &linspace_kernel});
+LT_DEFINE_OP(eye, OpDesc{.kind = OpKind::creation, .arity = 0, .infer = &eye_infer, .kernel = &eye_kernel});
 // bf16 draws are made as bf16 (rand_kernel), so that none is 1.
-LT_DEFINE_OP(rand, with_bf16(OpDesc{OpId::rand, "rand", OpKind::creation, 0, &float_random_infer, &rand_kernel,
-                                       nullptr, nullptr, {}, random_value_ints},
-                                Bf16Operands::storage));
-LT_DEFINE_OP(randn, OpDesc{OpId::randn, "randn", OpKind::creation, 0, &float_random_infer, &randn_kernel,
-                              nullptr, nullptr, {}, random_value_ints});
-// randint's bounds {low, high} (ints 3 and 4) are data as well.
-LT_DEFINE_OP(randint, OpDesc{OpId::randint, "randint", OpKind::creation, 0, &randint_infer, &randint_kernel,
-                                nullptr, nullptr, {}, random_value_ints | 0b11000});
+LT_DEFINE_OP(rand, OpDesc{.kind = OpKind::creation,
+                          .arity = 0,
+                          .infer = &float_random_infer,
+                          .kernel = &rand_kernel,
+                          .bf16 = Bf16Operands::storage});
+LT_DEFINE_OP(randn,
+             OpDesc{.kind = OpKind::creation, .arity = 0, .infer = &float_random_infer, .kernel = &randn_kernel});
+LT_DEFINE_OP(randint,
+             OpDesc{.kind = OpKind::creation, .arity = 0, .infer = &randint_infer, .kernel = &randint_kernel});
 
 }  // namespace lt::creation

@@ -5,9 +5,10 @@
 #include "lazytensor/ops/op_table.hpp"
 
 namespace lt {
-#define LT_DECLARE_OP(group, descriptor, id, number) \
-  namespace group {                                  \
-  extern const OpDesc descriptor;                    \
+#define LT_DECLARE_OP(group, descriptor, id, number)           \
+  namespace group {                                            \
+  extern const OpDesc descriptor;                              \
+  inline constexpr OpRow descriptor##_row{OpId::id, #id};      \
   }
 LT_OP_TABLE(LT_DECLARE_OP)
 #undef LT_DECLARE_OP

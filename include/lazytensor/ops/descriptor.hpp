@@ -32,16 +32,17 @@ struct Meta {
   bool wrapped_number = false;  // a C++ scalar operand: weakest in type promotion
 };
 
-/// Op attributes: integers (dims, sizes, flags, dtypes) and reals (scalars, eps, p).
-/// Their meaning is fixed per op by its descriptor.
-/// Both lists keep a few values in place: nearly every op's attributes fit, and tracing then
-/// allocates nothing for them.
+/// Op attributes as flat words: structural integers (dims, sizes, flags, dtypes), which enter
+/// a graph's key, and data (integer values such as a seed, and reals such as a scalar or eps),
+/// which a plan reads from the live graph each run. Ops read and build them through their typed
+/// attributes (ops/attr_fields.hpp). Each list keeps a few words in place: nearly every op's
+/// attributes fit, and tracing then allocates nothing for them.
 struct Attrs {
   SmallVector<std::int64_t, 8> ints;
+  SmallVector<std::int64_t, 2> values;
   SmallVector<double, 2> floats;
 
-  std::int64_t i(std::size_t k) const { return ints[k]; }
-  double f(std::size_t k) const { return floats[k]; }
+  bool empty() const { return ints.empty() && values.empty() && floats.empty(); }
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 
@@ -118,19 +119,15 @@ struct FragmentStep {
 };
 
 struct OpDesc {
-  OpId id;
-  std::string_view name;
-  OpKind kind;
-  int arity;  // number of tensor inputs; -1: any number (cat)
-  InferFn infer;
-  KernelFn kernel;
+  OpId id{};                // with name, from the op's table line (LT_DEFINE_OP)
+  std::string_view name{};
+  OpKind kind{};
+  int arity = 0;  // number of tensor inputs; -1: any number (cat)
+  InferFn infer = nullptr;
+  KernelFn kernel = nullptr;
   ViewFn view = nullptr;
   GradFn grad = nullptr;
   std::span<const FragmentStep> body{};  // fragments only
-  /// Attribute words that are data, not structure: bit k marks ints[k] (a seed, a fill value).
-  /// Every float is data too. A plan reads them from the live graph at each run, so they never
-  /// enter a graph's key and changing them compiles nothing.
-  std::uint8_t value_ints = 0;
   /// A C++ scalar operand: whether its value is 0, 1 or another number enters the key, as XLA
   /// folds 0 and 1 into the graph (LT_NO_SPECIAL_SCALARS=1 turns that off).
   bool folds_special_values = false;
@@ -157,17 +154,16 @@ constexpr bool may_alias(const OpDesc& op, DType out, DType in) {
   return op.view != nullptr && (op.kind != OpKind::elementwise || out == in);
 }
 
-/// `d`, meeting bf16 operands as `how` says.
-template <class Desc>
-constexpr Desc with_bf16(Desc d, Bf16Operands how) {
-  d.bf16 = how;
-  return d;
-}
+/// An op's line of the op table: its stable id and its name.
+struct OpRow {
+  OpId id;
+  std::string_view name;
+};
 
-/// `d` with its gradient rule `rule`.
-template <class Desc>
-constexpr Desc with_grad(Desc d, GradFn rule) {
-  d.grad = rule;
+/// `d` as the descriptor of the op of table line `row` (LT_DEFINE_OP).
+constexpr OpDesc described(OpRow row, OpDesc d) {
+  d.id = row.id;
+  d.name = row.name;
   return d;
 }
 

@@ -103,12 +103,17 @@ struct ElementwiseDesc : OpDesc {
 /// Descriptor of an elementwise op with N tensor operands. A functor with a static `infer`
 /// replaces the broadcast rule (ops whose attributes take part in promotion: clamp).
 template <std::size_t N, class Fn, class Rule, OpId id>
-constexpr ElementwiseDesc<Fn, Rule, N, id> elementwise_op(std::string_view name) {
+constexpr ElementwiseDesc<Fn, Rule, N, id> elementwise_op(std::string_view name, GradFn grad) {
   InferFn infer = &elementwise_infer<Rule>;
   if constexpr (requires { &Fn::infer; }) infer = &Fn::infer;
-  OpDesc d{id, name, OpKind::elementwise, static_cast<int>(N), infer, &kernels::elementwise_kernel<Fn, Rule, N>};
-  d.bind = &kernels::elementwise_bind<Fn, Rule, N>;
-  return {d};
+  return {OpDesc{.id = id,
+                 .name = name,
+                 .kind = OpKind::elementwise,
+                 .arity = static_cast<int>(N),
+                 .infer = infer,
+                 .kernel = &kernels::elementwise_kernel<Fn, Rule, N>,
+                 .grad = grad,
+                 .bind = &kernels::elementwise_bind<Fn, Rule, N>}};
 }
 
 }  // namespace lt

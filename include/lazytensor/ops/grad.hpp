@@ -15,6 +15,7 @@
 
 #include "lazytensor/core/replica.hpp"
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt {
 
@@ -73,16 +74,11 @@ inline GradValue apply(OpId id, std::initializer_list<GradValue> in, Attrs a = {
 
 /// A C++ number as an operand: weakest in type promotion, so results keep the tensor's dtype.
 inline GradValue scalar(GradBuilder& b, double v) {
-  return b.apply(OpId::scalar, {}, Attrs{{static_cast<std::int64_t>(DType::f64), static_cast<std::int64_t>(v)}, {v}});
-}
-inline GradValue int_scalar(GradBuilder& b, std::int64_t v) {
-  return b.apply(OpId::scalar, {}, Attrs{{static_cast<std::int64_t>(DType::i64), v}, {static_cast<double>(v)}});
+  return b.apply(OpId::scalar, {}, encode(ScalarAttrs{DType::f64, {static_cast<std::int64_t>(v)}, v}));
 }
 
 inline GradValue full(GradBuilder& b, const Shape& shape, double value, DType dtype) {
-  std::vector<std::int64_t> ints{static_cast<std::int64_t>(dtype), static_cast<std::int64_t>(value)};
-  ints.insert(ints.end(), shape.begin(), shape.end());
-  return b.apply(OpId::full, {}, Attrs{std::move(ints), {value}});
+  return b.apply(OpId::full, {}, encode(FullAttrs{dtype, shape.span(), {static_cast<std::int64_t>(value)}, value}));
 }
 inline GradValue zeros(GradBuilder& b, const Shape& shape, DType dtype) { return full(b, shape, 0, dtype); }
 inline GradValue zeros_like(const GradValue& x) { return zeros(*x.builder, x.shape(), x.dtype()); }
@@ -119,37 +115,37 @@ inline GradValue where(const GradValue& c, double a, const GradValue& b) {
 
 inline GradValue cast(const GradValue& x, DType t) {
   if (x.dtype() == t) return x;
-  return unary(OpId::cast, x, Attrs{{static_cast<std::int64_t>(t)}, {}});
+  return unary(OpId::cast, x, encode(CastAttrs{t}));
 }
 
 inline GradValue reshape(const GradValue& x, const Shape& s) {
   if (x.shape() == s) return x;
-  return unary(OpId::reshape, x, Attrs{s.vec(), {}});
+  return unary(OpId::reshape, x, encode(DimsAttrs{s.span()}));
 }
 inline GradValue expand(const GradValue& x, const Shape& s) {
   if (x.shape() == s) return x;
-  return unary(OpId::expand, x, Attrs{s.vec(), {}});
+  return unary(OpId::expand, x, encode(DimsAttrs{s.span()}));
 }
-inline GradValue permute(const GradValue& x, std::vector<std::int64_t> perm) {
-  return unary(OpId::permute, x, Attrs{std::move(perm), {}});
+inline GradValue permute(const GradValue& x, const std::vector<std::int64_t>& perm) {
+  return unary(OpId::permute, x, encode(DimsAttrs{perm}));
 }
 /// Swaps the last two dims.
 inline GradValue transpose_last(const GradValue& x) {
   std::vector<std::int64_t> perm;
   for (int d = 0; d < x.dim(); ++d) perm.push_back(d);
   std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return permute(x, std::move(perm));
+  return permute(x, perm);
 }
-inline GradValue flip(const GradValue& x, std::vector<std::int64_t> dims) {
-  return unary(OpId::flip, x, Attrs{std::move(dims), {}});
+inline GradValue flip(const GradValue& x, const std::vector<std::int64_t>& dims) {
+  return unary(OpId::flip, x, encode(DimsAttrs{dims}));
 }
 inline GradValue slice(const GradValue& x, int dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) {
-  return unary(OpId::slice, x, Attrs{{dim, start, end, step}, {}});
+  return unary(OpId::slice, x, encode(SliceAttrs{dim, start, end, step}));
 }
 /// Constant padding in torch.nn.functional.pad's order: (before, after) from the last dim back;
 /// negative amounts crop.
-inline GradValue pad(const GradValue& x, std::vector<std::int64_t> pads, double value = 0) {
-  return unary(OpId::pad, x, Attrs{std::move(pads), {value}});
+inline GradValue pad(const GradValue& x, const std::vector<std::int64_t>& pads, double value = 0) {
+  return unary(OpId::pad, x, encode(PadAttrs{pads, value}));
 }
 /// Pads (or, negative, crops) one dim.
 inline GradValue pad_dim(const GradValue& x, int dim, std::int64_t before, std::int64_t after) {
@@ -157,15 +153,12 @@ inline GradValue pad_dim(const GradValue& x, int dim, std::int64_t before, std::
   std::vector<std::int64_t> pads(2 * static_cast<std::size_t>(x.dim() - dim), 0);
   pads[pads.size() - 2] = before;
   pads[pads.size() - 1] = after;
-  return pad(x, std::move(pads));
+  return pad(x, pads);
 }
 
 /// A reduction over `dims` (sorted; none: every dim), as the reduction ops take them.
-inline GradValue reduce(OpId id, const GradValue& x, std::span<const std::int64_t> dims, bool keepdim,
-                        std::vector<double> floats = {}) {
-  std::vector<std::int64_t> ints{keepdim};
-  ints.insert(ints.end(), dims.begin(), dims.end());
-  return unary(id, x, Attrs{std::move(ints), std::move(floats)});
+inline GradValue reduce(OpId id, const GradValue& x, std::span<const std::int64_t> dims, bool keepdim) {
+  return unary(id, x, encode(ReductionAttrs{keepdim, dims}));
 }
 /// The sum over dim `d` (kept with extent 1) as a fixed tree: adjacent pairs first, level by
 /// level; at a level of odd extent the last value waits and is added after the tree.
@@ -242,10 +235,10 @@ inline GradValue matmul(const GradValue& a, const GradValue& b) {
   return reshape(summed, out);
 }
 inline GradValue gather(const GradValue& x, std::int64_t dim, const GradValue& index) {
-  return apply(OpId::gather, {x, index}, Attrs{{dim}, {}});
+  return apply(OpId::gather, {x, index}, encode(DimAttrs{dim}));
 }
 inline GradValue scatter_add(const GradValue& self, std::int64_t dim, const GradValue& index, const GradValue& src) {
-  return apply(OpId::scatter_add, {self, index, src}, Attrs{{dim}, {}});
+  return apply(OpId::scatter_add, {self, index, src}, encode(DimAttrs{dim}));
 }
 
 }  // namespace grad

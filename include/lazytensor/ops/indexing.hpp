@@ -10,6 +10,7 @@
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/declare.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/ops/indexing_grad.hpp"
 #include "lazytensor/ops/kernels/copy.hpp"
 
@@ -53,57 +54,60 @@ inline void gather_elements(std::string_view op, const View& in, const View& ind
   }
 }
 
-// index_select. Inputs: self, index (rank 0 or 1). attrs.ints: {dim}, non-negative.
+// index_select. Inputs: self, index (rank 0 or 1). DimAttrs, non-negative.
 inline Meta index_select_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape& s = in[0].shape;
+  const std::int64_t dim = decode<DimAttrs>(a).dim;
   const Meta& index = in[1];
   check_index_dtype(index);
   LT_CHECK(index.shape.rank() <= 1, "index must have rank 0 or 1, got rank ", index.shape.rank());
-  check_dim(a.ints[0], s.rank());
+  check_dim(dim, s.rank());
   if (s.rank() == 0) {
     LT_CHECK(index.shape.numel() == 1, "a zero-dim input takes one index, got ", index.shape.numel());
     return {s, in[0].dtype};
   }
   Shape out = s;
-  out[static_cast<int>(a.ints[0])] = index.shape.numel();
+  out[static_cast<int>(dim)] = index.shape.numel();
   return {out, in[0].dtype};
 }
 inline void index_select_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  auto dim = static_cast<int>(a.ints[0]);
+  const auto dim = static_cast<int>(decode<DimAttrs>(a).dim);
   // The index varies along `dim` only: zero strides elsewhere.
   Strides index_strides = Dims::filled(out.shape.rank(), 0);
   if (out.shape.rank() > 0 && in[1].shape.rank() == 1) index_strides[dim] = in[1].strides[0];
   gather_elements("index_select", in[0], in[1], index_strides, dim, out);
 }
 
-// gather. Inputs: self, index of the same rank. attrs.ints: {dim}, non-negative. The result
+// gather. Inputs: self, index of the same rank. DimAttrs, non-negative. The result
 // has the index's shape; the index may be smaller than self in every dim but `dim`.
 inline Meta gather_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape &s = in[0].shape, &is = in[1].shape;
+  const std::int64_t dim = decode<DimAttrs>(a).dim;
   check_index_dtype(in[1]);
-  check_dim(a.ints[0], s.rank());
+  check_dim(dim, s.rank());
   LT_CHECK(is.rank() == s.rank(), "index must have the rank of the input, got ", is, " for ", s);
   for (int d = 0; d < s.rank(); ++d)
-    LT_CHECK(d == a.ints[0] || is[d] <= s[d], "index ", is, " is larger than the input ", s, " in dim ", d);
+    LT_CHECK(d == dim || is[d] <= s[d], "index ", is, " is larger than the input ", s, " in dim ", d);
   return {is, in[0].dtype};
 }
 inline void gather_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  gather_elements("gather", in[0], in[1], in[1].strides, static_cast<int>(a.ints[0]), out);
+  gather_elements("gather", in[0], in[1], in[1].strides, static_cast<int>(decode<DimAttrs>(a).dim), out);
 }
 
-// scatter_add. Inputs: self, index, src, all of one rank; src has self's dtype. attrs.ints:
-// {dim}, non-negative. out = self, then out[index[e] in dim] += src[e] for each e of index.
+// scatter_add. Inputs: self, index, src, all of one rank; src has self's dtype. DimAttrs,
+// non-negative. out = self, then out[index[e] in dim] += src[e] for each e of index.
 inline Meta scatter_add_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape &s = in[0].shape, &is = in[1].shape, &ss = in[2].shape;
+  const std::int64_t dim = decode<DimAttrs>(a).dim;
   check_index_dtype(in[1]);
   LT_CHECK(in[2].dtype == in[0].dtype, "src must have the dtype of self, got ", name(in[2].dtype), " and ",
            name(in[0].dtype));
-  check_dim(a.ints[0], s.rank());
+  check_dim(dim, s.rank());
   LT_CHECK(is.rank() == s.rank() && ss.rank() == s.rank(), "self, index and src must have one rank, got ", s, ", ",
            is, " and ", ss);
   for (int d = 0; d < s.rank(); ++d) {
     LT_CHECK(is[d] <= ss[d], "index ", is, " is larger than src ", ss, " in dim ", d);
-    LT_CHECK(d == a.ints[0] || is[d] <= s[d], "index ", is, " is larger than self ", s, " in dim ", d);
+    LT_CHECK(d == dim || is[d] <= s[d], "index ", is, " is larger than self ", s, " in dim ", d);
   }
   return {s, in[0].dtype};
 }
@@ -114,7 +118,7 @@ inline void scatter_add_kernel(std::span<const View> in, const View& out, const 
   const View &index = in[1], &src = in[2];
   kernels::copy_strided(in[0], out);
   if (index.numel() == 0) return;
-  auto dim = static_cast<int>(a.ints[0]);
+  const auto dim = static_cast<int>(decode<DimAttrs>(a).dim);
   std::int64_t len = dim_extent(index, dim), extent = dim_extent(out, dim);
   std::int64_t index_step = dim_stride(index, dim), src_step = dim_stride(src, dim), out_step = dim_stride(out, dim);
   Shape lines = index.shape;
@@ -149,12 +153,21 @@ inline void scatter_add_kernel(std::span<const View> in, const View& out, const 
   }
 }
 
-LT_DEFINE_OP(index_select, OpDesc{OpId::index_select, "index_select", OpKind::movement, 2, &index_select_infer,
-                                     &index_select_kernel, nullptr, &grad::rule::index_select});
-LT_DEFINE_OP(gather, OpDesc{OpId::gather, "gather", OpKind::movement, 2, &gather_infer, &gather_kernel, nullptr,
-                               &grad::rule::gather});
-LT_DEFINE_OP(scatter_add, with_bf16(OpDesc{OpId::scatter_add, "scatter_add", OpKind::movement, 3, &scatter_add_infer,
-                                              &scatter_add_kernel, nullptr, &grad::rule::scatter_add},
-                                       Bf16Operands::as_f32));
+LT_DEFINE_OP(index_select, OpDesc{.kind = OpKind::movement,
+                                  .arity = 2,
+                                  .infer = &index_select_infer,
+                                  .kernel = &index_select_kernel,
+                                  .grad = &grad::rule::index_select});
+LT_DEFINE_OP(gather, OpDesc{.kind = OpKind::movement,
+                            .arity = 2,
+                            .infer = &gather_infer,
+                            .kernel = &gather_kernel,
+                            .grad = &grad::rule::gather});
+LT_DEFINE_OP(scatter_add, OpDesc{.kind = OpKind::movement,
+                                 .arity = 3,
+                                 .infer = &scatter_add_infer,
+                                 .kernel = &scatter_add_kernel,
+                                 .grad = &grad::rule::scatter_add,
+                                 .bf16 = Bf16Operands::as_f32});
 
 }  // namespace lt::indexing

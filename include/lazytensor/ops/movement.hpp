@@ -12,6 +12,7 @@
 #include "lazytensor/ops/kernels/copy.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/ops/movement_grad.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::movement {
 
@@ -23,9 +24,9 @@ void copy_view(std::span<const View> in, const View& out, const Attrs& a) {
   kernels::copy_into(v, out);
 }
 
-// reshape. attrs.ints: the target shape, -1 already resolved by the caller.
+// reshape. DimsAttrs: the target shape, -1 already resolved by the caller.
 inline Meta reshape_infer(std::span<const Meta> in, const Attrs& a) {
-  Shape s(std::span<const std::int64_t>(a.ints));
+  Shape s(decode<DimsAttrs>(a).dims);
   for (std::int64_t e : s) LT_CHECK(e >= 0, "negative extent in target shape ", s);
   LT_CHECK(s.numel() == in[0].shape.numel(), "shape ", s, " has ", s.numel(), " elements, the input ",
            in[0].shape.numel());
@@ -36,7 +37,7 @@ inline Meta reshape_infer(std::span<const Meta> in, const Attrs& a) {
 /// unsqueeze and select of strided values stay views.
 inline bool reshape_view(std::span<const View> in, const Attrs& a, View& out) {
   const View& v = in[0];
-  Shape target(std::span<const std::int64_t>(a.ints));
+  Shape target(decode<DimsAttrs>(a).dims);
   Strides strides = contiguous_strides(target);
   if (v.numel() > 0 && !v.contiguous()) {
     int t = target.rank() - 1;
@@ -66,14 +67,15 @@ inline void reshape_kernel(std::span<const View> in, const View& out, const Attr
   kernels::copy_into(in[0], as_input);
 }
 
-// permute. attrs.ints: a permutation of the dims, non-negative.
+// permute. DimsAttrs: a permutation of the dims, non-negative.
 inline Meta permute_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape& s = in[0].shape;
-  LT_CHECK(static_cast<int>(a.ints.size()) == s.rank(), "permutation of ", a.ints.size(), " dims for rank ", s.rank());
+  AttrWords perm = decode<DimsAttrs>(a).dims;
+  LT_CHECK(static_cast<int>(perm.size()) == s.rank(), "permutation of ", perm.size(), " dims for rank ", s.rank());
   std::array<bool, max_rank> seen{};
   Shape out = s;
   for (int k = 0; k < s.rank(); ++k) {
-    std::int64_t d = a.ints[static_cast<std::size_t>(k)];
+    std::int64_t d = perm[static_cast<std::size_t>(k)];
     LT_CHECK(d >= 0 && d < s.rank() && !seen[static_cast<std::size_t>(d)], "dims do not form a permutation");
     seen[static_cast<std::size_t>(d)] = true;
     out[k] = s[static_cast<int>(d)];
@@ -82,17 +84,18 @@ inline Meta permute_infer(std::span<const Meta> in, const Attrs& a) {
 }
 inline bool permute_view(std::span<const View> in, const Attrs& a, View& out) {
   out = in[0];
+  AttrWords perm = decode<DimsAttrs>(a).dims;
   for (int k = 0; k < in[0].shape.rank(); ++k) {
-    auto d = static_cast<int>(a.ints[static_cast<std::size_t>(k)]);
+    auto d = static_cast<int>(perm[static_cast<std::size_t>(k)]);
     out.shape[k] = in[0].shape[d];
     out.strides[k] = in[0].strides[d];
   }
   return true;
 }
 
-// expand. attrs.ints: the target shape, -1 already resolved.
+// expand. DimsAttrs: the target shape, -1 already resolved.
 inline Meta expand_infer(std::span<const Meta> in, const Attrs& a) {
-  Shape target(std::span<const std::int64_t>(a.ints));
+  Shape target(decode<DimsAttrs>(a).dims);
   const Shape& s = in[0].shape;
   LT_CHECK(target.rank() >= s.rank(), "cannot expand rank ", s.rank(), " to rank ", target.rank());
   for (int k = 0; k < s.rank(); ++k) {
@@ -104,16 +107,16 @@ inline Meta expand_infer(std::span<const Meta> in, const Attrs& a) {
 }
 inline bool expand_view(std::span<const View> in, const Attrs& a, View& out) {
   out = in[0];
-  out.shape = Shape(std::span<const std::int64_t>(a.ints));
+  out.shape = Shape(decode<DimsAttrs>(a).dims);
   out.strides = broadcast_strides(in[0].shape, in[0].strides, out.shape);
   return true;
 }
 
-// slice. attrs.ints: {dim, start, end, step}, already wrapped and clamped: 0 <= start <= end.
+// slice. SliceAttrs.
 inline Meta slice_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape& s = in[0].shape;
   LT_CHECK(s.rank() > 0, "cannot slice a zero-dim tensor");
-  std::int64_t dim = a.ints[0], start = a.ints[1], end = a.ints[2], step = a.ints[3];
+  const auto [dim, start, end, step] = decode<SliceAttrs>(a);
   LT_CHECK(dim >= 0 && dim < s.rank(), "dim ", dim, " is out of range for rank ", s.rank());
   LT_CHECK(step > 0, "step must be positive, got ", step);
   LT_CHECK(0 <= start && start <= end && end <= s[static_cast<int>(dim)], "range [", start, ", ", end,
@@ -123,8 +126,9 @@ inline Meta slice_infer(std::span<const Meta> in, const Attrs& a) {
   return {out, in[0].dtype};
 }
 inline bool slice_view(std::span<const View> in, const Attrs& a, View& out) {
-  auto dim = static_cast<int>(a.ints[0]);
-  std::int64_t start = a.ints[1], end = a.ints[2], step = a.ints[3];
+  const SliceAttrs s = decode<SliceAttrs>(a);
+  const auto dim = static_cast<int>(s.dim);
+  const std::int64_t start = s.start, end = s.end, step = s.step;
   out = in[0];
   out.data += start * in[0].strides[dim] * static_cast<std::int64_t>(itemsize(in[0].dtype));
   out.shape[dim] = (end - start + step - 1) / step;
@@ -148,12 +152,12 @@ inline void contiguous_kernel(std::span<const View> in, const View& out, const A
   kernels::copy_strided(in[0], out);
 }
 
-// flip. attrs.ints: the dims to reverse, non-negative. Not an alias: the reversed view has
+// flip. DimsAttrs: the dims to reverse, non-negative. Not an alias: the reversed view has
 // negative strides, which only this kernel's copy ever sees.
 inline Meta flip_infer(std::span<const Meta> in, const Attrs& a) {
   int rank = in[0].shape.rank();
   std::array<bool, max_rank> seen{};
-  for (std::int64_t d : a.ints) {
+  for (std::int64_t d : decode<DimsAttrs>(a).dims) {
     LT_CHECK(d >= 0 && d < std::max(rank, 1), "dim ", d, " is out of range for rank ", rank);
     LT_CHECK(!seen[static_cast<std::size_t>(d)], "dim ", d, " appears more than once");
     seen[static_cast<std::size_t>(d)] = true;
@@ -164,7 +168,7 @@ inline void flip_kernel(std::span<const View> in, const View& out, const Attrs& 
   View reversed = in[0];
   auto size = static_cast<std::int64_t>(itemsize(reversed.dtype));
   if (reversed.shape.rank() > 0)
-    for (std::int64_t d64 : a.ints) {
+    for (std::int64_t d64 : decode<DimsAttrs>(a).dims) {
       auto d = static_cast<int>(d64);
       reversed.data += (reversed.shape[d] - 1) * reversed.strides[d] * size;
       reversed.strides[d] = -reversed.strides[d];
@@ -172,7 +176,7 @@ inline void flip_kernel(std::span<const View> in, const View& out, const Attrs& 
   kernels::copy_strided(reversed, out);
 }
 
-// cat. attrs.ints: {dim}, non-negative. Inputs of shape [0] are skipped, as PyTorch does for
+// cat. DimAttrs, non-negative. Inputs of shape [0] are skipped, as PyTorch does for
 // legacy empty tensors; the result has the promoted dtype of all inputs.
 inline Meta cat_infer(std::span<const Meta> in, const Attrs& a) {
   LT_CHECK(!in.empty(), "expected a non-empty list of tensors");
@@ -189,7 +193,7 @@ inline Meta cat_infer(std::span<const Meta> in, const Attrs& a) {
     }
   if (first == nullptr) return {Shape{0}, t};
   Shape out = first->shape;
-  std::int64_t dim = a.ints[0];
+  const std::int64_t dim = decode<DimAttrs>(a).dim;
   LT_CHECK(dim >= 0 && dim < out.rank(), "dim ", dim, " is out of range for rank ", out.rank());
   out[static_cast<int>(dim)] = 0;
   for (std::size_t k = 0; k < in.size(); ++k) {
@@ -205,7 +209,7 @@ inline Meta cat_infer(std::span<const Meta> in, const Attrs& a) {
   return {out, t};
 }
 inline void cat_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  auto dim = static_cast<int>(a.ints[0]);
+  const auto dim = static_cast<int>(decode<DimAttrs>(a).dim);
   std::int64_t at = 0;
   for (const View& v : in) {
     if (is_legacy_empty(v.shape)) continue;
@@ -217,30 +221,29 @@ inline void cat_kernel(std::span<const View> in, const View& out, const Attrs& a
   }
 }
 
-// pad (constant). attrs: ints {before, after} pairs from the last dim backwards, as in
-// torch.nn.functional.pad; floats {value}. Negative amounts crop.
+// pad (constant). PadAttrs.
 inline Meta pad_infer(std::span<const Meta> in, const Attrs& a) {
   const Shape& s = in[0].shape;
-  LT_CHECK(a.ints.size() % 2 == 0, "padding length must be even, got ", a.ints.size());
-  LT_CHECK(static_cast<int>(a.ints.size() / 2) <= s.rank(), "padding of ", a.ints.size() / 2, " dims for rank ",
-           s.rank());
-  LT_CHECK(a.floats.size() == 1, "pad takes one fill value");
+  AttrWords pads = decode<PadAttrs>(a).pads;
+  LT_CHECK(pads.size() % 2 == 0, "padding length must be even, got ", pads.size());
+  LT_CHECK(static_cast<int>(pads.size() / 2) <= s.rank(), "padding of ", pads.size() / 2, " dims for rank ", s.rank());
   Shape out = s;
-  for (std::size_t k = 0; k < a.ints.size() / 2; ++k) {
+  for (std::size_t k = 0; k < pads.size() / 2; ++k) {
     int d = s.rank() - 1 - static_cast<int>(k);
-    out[d] = s[d] + a.ints[2 * k] + a.ints[2 * k + 1];
-    LT_CHECK(out[d] >= 0, "padding dim ", d, " of size ", s[d], " by (", a.ints[2 * k], ", ", a.ints[2 * k + 1],
+    out[d] = s[d] + pads[2 * k] + pads[2 * k + 1];
+    LT_CHECK(out[d] >= 0, "padding dim ", d, " of size ", s[d], " by (", pads[2 * k], ", ", pads[2 * k + 1],
              ") gives a negative size");
   }
   return {out, in[0].dtype};
 }
 inline void pad_kernel(std::span<const View> in, const View& out, const Attrs& a) {
   View src = in[0], dst = out;
+  const PadAttrs p = decode<PadAttrs>(a);
   bool grows = false;
   std::int64_t size = static_cast<std::int64_t>(itemsize(out.dtype));
-  for (std::size_t k = 0; k < a.ints.size() / 2; ++k) {
+  for (std::size_t k = 0; k < p.pads.size() / 2; ++k) {
     int d = src.shape.rank() - 1 - static_cast<int>(k);
-    std::int64_t before = a.ints[2 * k], after = a.ints[2 * k + 1];
+    std::int64_t before = p.pads[2 * k], after = p.pads[2 * k + 1];
     grows = grows || before > 0 || after > 0;
     if (before < 0) src.data -= before * src.strides[d] * size;
     src.shape[d] += std::min<std::int64_t>(before, 0) + std::min<std::int64_t>(after, 0);
@@ -250,7 +253,7 @@ inline void pad_kernel(std::span<const View> in, const View& out, const Attrs& a
   }
   if (grows)
     visit_storage(out.dtype, [&]<class T>(Tag<T>) {
-      T value = static_cast<T>(a.floats[0]);
+      T value = static_cast<T>(p.value);
       T* p = out.ptr<T>();
       kernels::parallel_blocks(out.numel(), kernels::parallel_threshold,
                                [&](std::int64_t b, std::int64_t e) { std::fill(p + b, p + e, value); });
@@ -279,26 +282,66 @@ inline void triangle_kernel(const View& in, const View& out, std::int64_t diagon
   });
 }
 inline void tril_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  triangle_kernel(in[0], out, a.ints[0], true);
+  triangle_kernel(in[0], out, decode<TriangleAttrs>(a).diagonal, true);
 }
 inline void triu_kernel(std::span<const View> in, const View& out, const Attrs& a) {
-  triangle_kernel(in[0], out, a.ints[0], false);
+  triangle_kernel(in[0], out, decode<TriangleAttrs>(a).diagonal, false);
 }
 
-LT_DEFINE_OP(reshape, OpDesc{OpId::reshape, "reshape", OpKind::movement, 1, &reshape_infer, &reshape_kernel,
-                                &reshape_view, &grad::rule::reshape});
-LT_DEFINE_OP(permute, OpDesc{OpId::permute, "permute", OpKind::movement, 1, &permute_infer,
-                                &copy_view<&permute_view>, &permute_view, &grad::rule::permute});
-LT_DEFINE_OP(expand, OpDesc{OpId::expand, "expand", OpKind::movement, 1, &expand_infer, &copy_view<&expand_view>,
-                               &expand_view, &grad::rule::expand});
-LT_DEFINE_OP(slice, OpDesc{OpId::slice, "slice", OpKind::movement, 1, &slice_infer, &copy_view<&slice_view>,
-                              &slice_view, &grad::rule::slice});
-LT_DEFINE_OP(cat, OpDesc{OpId::cat, "cat", OpKind::movement, -1, &cat_infer, &cat_kernel, nullptr, &grad::rule::cat});
-LT_DEFINE_OP(pad, OpDesc{OpId::pad, "pad", OpKind::movement, 1, &pad_infer, &pad_kernel, nullptr, &grad::rule::pad});
-LT_DEFINE_OP(flip, OpDesc{OpId::flip, "flip", OpKind::movement, 1, &flip_infer, &flip_kernel, nullptr, &grad::rule::flip});
-LT_DEFINE_OP(tril, OpDesc{OpId::tril, "tril", OpKind::movement, 1, &triangle_infer, &tril_kernel, nullptr, &grad::rule::tril});
-LT_DEFINE_OP(triu, OpDesc{OpId::triu, "triu", OpKind::movement, 1, &triangle_infer, &triu_kernel, nullptr, &grad::rule::triu});
-LT_DEFINE_OP(contiguous, OpDesc{OpId::contiguous, "contiguous", OpKind::movement, 1, &same_meta_infer,
-                                   &contiguous_kernel, &contiguous_view, &grad::rule::contiguous});
+LT_DEFINE_OP(reshape, OpDesc{.kind = OpKind::movement,
+                             .arity = 1,
+                             .infer = &reshape_infer,
+                             .kernel = &reshape_kernel,
+                             .view = &reshape_view,
+                             .grad = &grad::rule::reshape});
+LT_DEFINE_OP(permute, OpDesc{.kind = OpKind::movement,
+                             .arity = 1,
+                             .infer = &permute_infer,
+                             .kernel = &copy_view<&permute_view>,
+                             .view = &permute_view,
+                             .grad = &grad::rule::permute});
+LT_DEFINE_OP(expand, OpDesc{.kind = OpKind::movement,
+                            .arity = 1,
+                            .infer = &expand_infer,
+                            .kernel = &copy_view<&expand_view>,
+                            .view = &expand_view,
+                            .grad = &grad::rule::expand});
+LT_DEFINE_OP(slice, OpDesc{.kind = OpKind::movement,
+                           .arity = 1,
+                           .infer = &slice_infer,
+                           .kernel = &copy_view<&slice_view>,
+                           .view = &slice_view,
+                           .grad = &grad::rule::slice});
+LT_DEFINE_OP(cat, OpDesc{.kind = OpKind::movement,
+                         .arity = -1,
+                         .infer = &cat_infer,
+                         .kernel = &cat_kernel,
+                         .grad = &grad::rule::cat});
+LT_DEFINE_OP(pad, OpDesc{.kind = OpKind::movement,
+                         .arity = 1,
+                         .infer = &pad_infer,
+                         .kernel = &pad_kernel,
+                         .grad = &grad::rule::pad});
+LT_DEFINE_OP(flip, OpDesc{.kind = OpKind::movement,
+                          .arity = 1,
+                          .infer = &flip_infer,
+                          .kernel = &flip_kernel,
+                          .grad = &grad::rule::flip});
+LT_DEFINE_OP(tril, OpDesc{.kind = OpKind::movement,
+                          .arity = 1,
+                          .infer = &triangle_infer,
+                          .kernel = &tril_kernel,
+                          .grad = &grad::rule::tril});
+LT_DEFINE_OP(triu, OpDesc{.kind = OpKind::movement,
+                          .arity = 1,
+                          .infer = &triangle_infer,
+                          .kernel = &triu_kernel,
+                          .grad = &grad::rule::triu});
+LT_DEFINE_OP(contiguous, OpDesc{.kind = OpKind::movement,
+                                .arity = 1,
+                                .infer = &same_meta_infer,
+                                .kernel = &contiguous_kernel,
+                                .view = &contiguous_view,
+                                .grad = &grad::rule::contiguous});
 
 }  // namespace lt::movement

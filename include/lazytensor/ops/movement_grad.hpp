@@ -8,22 +8,27 @@ namespace lt::grad::rule {
 inline void reshape(GradContext& c) { c.set(0, grad::reshape(c.grad, c.input(0).shape())); }
 inline void expand(GradContext& c) { c.set(0, sum_to(c.grad, c.input(0).shape())); }
 inline void contiguous(GradContext& c) { c.set(0, c.grad); }
-inline void flip(GradContext& c) { c.set(0, grad::flip(c.grad, {c.attrs.ints.begin(), c.attrs.ints.end()})); }
+inline void flip(GradContext& c) {
+  AttrWords dims = decode<DimsAttrs>(c.attrs).dims;
+  c.set(0, grad::flip(c.grad, {dims.begin(), dims.end()}));
+}
 inline void tril(GradContext& c) { c.set(0, unary(OpId::tril, c.grad, c.attrs)); }
 inline void triu(GradContext& c) { c.set(0, unary(OpId::triu, c.grad, c.attrs)); }
 
-/// attrs.ints: the permutation; its inverse puts each dim back.
+/// The inverse of the permutation puts each dim back.
 inline void permute(GradContext& c) {
-  std::vector<std::int64_t> inverse(c.attrs.ints.size());
-  for (std::size_t k = 0; k < inverse.size(); ++k) inverse[static_cast<std::size_t>(c.attrs.ints[k])] = static_cast<std::int64_t>(k);
-  c.set(0, grad::permute(c.grad, std::move(inverse)));
+  AttrWords perm = decode<DimsAttrs>(c.attrs).dims;
+  std::vector<std::int64_t> inverse(perm.size());
+  for (std::size_t k = 0; k < inverse.size(); ++k) inverse[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
+  c.set(0, grad::permute(c.grad, inverse));
 }
 
-/// attrs.ints: {dim, start, end, step}. The gradient's elements go back to positions start,
-/// start + step, ...: each is followed by step - 1 zeros, then the whole is padded into place.
+/// The gradient's elements go back to positions start, start + step, ...: each is followed by
+/// step - 1 zeros, then the whole is padded into place.
 inline void slice(GradContext& c) {
-  auto dim = static_cast<int>(c.attrs.ints[0]);
-  std::int64_t start = c.attrs.ints[1], step = c.attrs.ints[3];
+  const SliceAttrs s = decode<SliceAttrs>(c.attrs);
+  const auto dim = static_cast<int>(s.dim);
+  const std::int64_t start = s.start, step = s.step;
   std::int64_t n = c.input(0).shape()[dim], m = c.grad.shape()[dim];
   GradValue g = c.grad;
   if (step > 1) {
@@ -36,10 +41,10 @@ inline void slice(GradContext& c) {
   c.set(0, pad_dim(g, dim, start, n - start - g.shape()[dim]));
 }
 
-/// attrs.ints: {dim}. Each input gets its own range of the gradient; inputs of shape [0]
-/// were skipped by the forward pass and get none.
+/// Each input gets its own range of the gradient; inputs of shape [0] were skipped by the
+/// forward pass and get none.
 inline void cat(GradContext& c) {
-  auto dim = static_cast<int>(c.attrs.ints[0]);
+  const auto dim = static_cast<int>(decode<DimAttrs>(c.attrs).dim);
   std::int64_t at = 0;
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     const Shape& s = c.input(k).shape();
@@ -49,12 +54,12 @@ inline void cat(GradContext& c) {
   }
 }
 
-/// attrs: ints {before, after} pairs from the last dim back, floats {value}. Padding and
-/// cropping are each other's adjoints: pad by the negated amounts.
+/// Padding and cropping are each other's adjoints: pad by the negated amounts.
 inline void pad(GradContext& c) {
-  std::vector<std::int64_t> back(c.attrs.ints.begin(), c.attrs.ints.end());
+  AttrWords pads = decode<PadAttrs>(c.attrs).pads;
+  std::vector<std::int64_t> back(pads.begin(), pads.end());
   for (std::int64_t& p : back) p = -p;
-  c.set(0, grad::pad(c.grad, std::move(back)));
+  c.set(0, grad::pad(c.grad, back));
 }
 
 }  // namespace lt::grad::rule

@@ -21,13 +21,14 @@
 
 namespace lt::pool {
 
-/// attrs.ints: {kernel h, w, stride h, w, padding h, w, dilation h, w, ceil_mode, count_include_pad}.
+/// Pool2dAttrs in the names of the kernels.
 struct Window {
   std::int64_t kh, kw, sh, sw, ph, pw, dh, dw;
   bool ceil_mode, count_include_pad;
-  explicit Window(const Attrs& a)
-      : kh(a.ints[0]), kw(a.ints[1]), sh(a.ints[2]), sw(a.ints[3]), ph(a.ints[4]), pw(a.ints[5]), dh(a.ints[6]),
-        dw(a.ints[7]), ceil_mode(a.ints[8] != 0), count_include_pad(a.ints[9] != 0) {}
+  explicit Window(const Attrs& attrs) : Window(decode<Pool2dAttrs>(attrs)) {}
+  explicit Window(const Pool2dAttrs& a)
+      : kh(a.kernel_h), kw(a.kernel_w), sh(a.stride_h), sw(a.stride_w), ph(a.pad_h), pw(a.pad_w), dh(a.dilation_h),
+        dw(a.dilation_w), ceil_mode(a.ceil_mode), count_include_pad(a.count_include_pad) {}
   /// PyTorch's pooling output size; with ceil_mode the last window must start inside the input.
   static std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil) {
     return checked_window_extent(in, k, s, p, d, ceil, "pooling window");
@@ -41,7 +42,6 @@ inline void check_input(const Meta& x) {
 
 inline Meta window_infer(std::span<const Meta> in, const Attrs& a) {
   check_input(in[0]);
-  LT_CHECK(a.ints.size() == 10, "pooling takes kernel, stride, padding, dilation, ceil_mode, count_include_pad");
   Window w(a);
   LT_CHECK(w.kh > 0 && w.kw > 0 && w.sh > 0 && w.sw > 0 && w.dh > 0 && w.dw > 0, "kernel, stride and dilation must be positive");
   LT_CHECK(w.ph >= 0 && w.pw >= 0 && 2 * w.ph <= w.kh && 2 * w.pw <= w.kw, "padding must be at most half the kernel");
@@ -453,13 +453,14 @@ inline void avg_pool2d_kernel(std::span<const View> in, const View& out, const A
   });
 }
 
-// adaptive_avg_pool2d. attrs.ints: {output h, output w}.
-inline Meta adaptive_infer(std::span<const Meta> in, const Attrs& a) {
+// adaptive_avg_pool2d: AdaptivePool2dAttrs, the output's size.
+inline Meta adaptive_infer(std::span<const Meta> in, const Attrs& attrs) {
   check_input(in[0]);
-  LT_CHECK(a.ints.size() == 2 && a.ints[0] > 0 && a.ints[1] > 0, "output size must be two positive extents");
+  const auto a = decode<AdaptivePool2dAttrs>(attrs);
+  LT_CHECK(a.h > 0 && a.w > 0, "output size must be two positive extents");
   const Shape& s = in[0].shape;
   LT_CHECK(s[2] > 0 && s[3] > 0, "input spatial size must be non-empty, got ", s);
-  return {Shape{s[0], s[1], a.ints[0], a.ints[1]}, in[0].dtype};
+  return {Shape{s[0], s[1], a.h, a.w}, in[0].dtype};
 }
 
 inline void adaptive_kernel(std::span<const View> in, const View& out, const Attrs&) {
@@ -480,15 +481,25 @@ inline void adaptive_kernel(std::span<const View> in, const View& out, const Att
   });
 }
 
-LT_DEFINE_OP(max_pool2d, OpDesc{OpId::max_pool2d, "max_pool2d", OpKind::window, 1, &window_infer, &max_pool2d_kernel,
-                                   nullptr, &grad::rule::max_pool2d});
-LT_DEFINE_OP(avg_pool2d, OpDesc{OpId::avg_pool2d, "avg_pool2d", OpKind::window, 1, &window_infer, &avg_pool2d_kernel,
-                                   nullptr, &grad::rule::avg_pool2d});
-LT_DEFINE_OP(adaptive_avg_pool2d, OpDesc{OpId::adaptive_avg_pool2d, "adaptive_avg_pool2d", OpKind::window, 1,
-                                            &adaptive_infer, &adaptive_kernel, nullptr, &grad::rule::adaptive_avg_pool2d});
-
-LT_DEFINE_OP(max_pool2d_backward, OpDesc{OpId::max_pool2d_backward, "max_pool2d_backward", OpKind::window, 2,
-                                            &max_pool2d_backward_infer, &max_pool2d_backward_kernel, nullptr,
-                                            &grad::rule::max_pool2d_backward});
+LT_DEFINE_OP(max_pool2d, OpDesc{.kind = OpKind::window,
+                                .arity = 1,
+                                .infer = &window_infer,
+                                .kernel = &max_pool2d_kernel,
+                                .grad = &grad::rule::max_pool2d});
+LT_DEFINE_OP(avg_pool2d, OpDesc{.kind = OpKind::window,
+                                .arity = 1,
+                                .infer = &window_infer,
+                                .kernel = &avg_pool2d_kernel,
+                                .grad = &grad::rule::avg_pool2d});
+LT_DEFINE_OP(adaptive_avg_pool2d, OpDesc{.kind = OpKind::window,
+                                         .arity = 1,
+                                         .infer = &adaptive_infer,
+                                         .kernel = &adaptive_kernel,
+                                         .grad = &grad::rule::adaptive_avg_pool2d});
+LT_DEFINE_OP(max_pool2d_backward, OpDesc{.kind = OpKind::window,
+                                         .arity = 2,
+                                         .infer = &max_pool2d_backward_infer,
+                                         .kernel = &max_pool2d_backward_kernel,
+                                         .grad = &grad::rule::max_pool2d_backward});
 
 }  // namespace lt::pool

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lazytensor/ops/grad.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::grad::rule {
 
@@ -37,18 +38,17 @@ inline void average_back(GradContext& c, const Windows& rows, const Windows& col
   c.set(0, grad::matmul(grad::matmul(wh, g), transpose_last(ww)));
 }
 
-/// attrs.ints: {kernel h, w, stride h, w, padding h, w, dilation h, w, ceil_mode,
-/// count_include_pad}; windows clipped to the padded input, as the forward kernel.
+/// Pool2dAttrs; windows clipped to the padded input, as the forward kernel.
 inline void avg_pool2d(GradContext& c) {
-  const auto& a = c.attrs.ints;
+  const auto a = decode<Pool2dAttrs>(c.attrs);
   auto windows = [&](int k, std::int64_t in, std::int64_t out) {
     Windows w;
     for (std::int64_t o = 0; o < out; ++o) {
-      std::int64_t lo = o * a[2 + k] - a[4 + k], hi = std::min(lo + a[k], in + a[4 + k]);
+      std::int64_t lo = o * a.stride(k) - a.pad(k), hi = std::min(lo + a.kernel(k), in + a.pad(k));
       std::int64_t clo = std::max<std::int64_t>(lo, 0), chi = std::min(hi, in);
       w.begin.push_back(clo);
       w.end.push_back(chi);
-      w.divisor.push_back(a[9] ? hi - lo : chi - clo);
+      w.divisor.push_back(a.count_include_pad ? hi - lo : chi - clo);
     }
     return w;
   };
@@ -80,14 +80,15 @@ struct MaxPoolChoice {
   std::int64_t hp, wp, after[2];
 };
 
-inline MaxPoolChoice max_pool_choice(const GradValue& x, const Shape& gs, std::span<const std::int64_t> a) {
+inline MaxPoolChoice max_pool_choice(const GradValue& x, const Shape& gs, const Pool2dAttrs& a) {
   const Shape& xs = x.shape();
-  const std::int64_t n = xs[0], ch = xs[1], kh = a[0], kw = a[1];
+  const std::int64_t n = xs[0], ch = xs[1], kh = a.kernel_h, kw = a.kernel_w;
   MaxPoolChoice m{};
   for (int k : {0, 1})
-    m.after[k] = std::max<std::int64_t>(0, (gs[2 + k] - 1) * a[2 + k] + (a[k] - 1) * a[6 + k] + 1 - a[4 + k] - xs[2 + k]);
-  m.hp = xs[2] + a[4] + m.after[0];
-  m.wp = xs[3] + a[5] + m.after[1];
+    m.after[k] = std::max<std::int64_t>(
+        0, (gs[2 + k] - 1) * a.stride(k) + (a.kernel(k) - 1) * a.dilation(k) + 1 - a.pad(k) - xs[2 + k]);
+  m.hp = xs[2] + a.pad_h + m.after[0];
+  m.wp = xs[3] + a.pad_w + m.after[1];
   const std::int64_t windows = gs[2] * gs[3], taps = kh * kw;
   std::vector<double> table;
   table.reserve(static_cast<std::size_t>(windows * taps));
@@ -95,10 +96,12 @@ inline MaxPoolChoice max_pool_choice(const GradValue& x, const Shape& gs, std::s
     for (std::int64_t oj = 0; oj < gs[3]; ++oj)
       for (std::int64_t ki = 0; ki < kh; ++ki)
         for (std::int64_t kj = 0; kj < kw; ++kj)
-          table.push_back(static_cast<double>((oi * a[2] + ki * a[6]) * m.wp + oj * a[3] + kj * a[7]));
+          table.push_back(static_cast<double>((oi * a.stride_h + ki * a.dilation_h) * m.wp + oj * a.stride_w +
+                                              kj * a.dilation_w));
   GradValue index = grad::expand(x.builder->constant(table, Shape{1, 1, windows * taps}, DType::i64),
                                  Shape{n, ch, windows * taps});
-  GradValue padded = grad::pad(x, {a[5], m.after[1], a[4], m.after[0]}, -std::numeric_limits<double>::infinity());
+  GradValue padded =
+      grad::pad(x, {a.pad_w, m.after[1], a.pad_h, m.after[0]}, -std::numeric_limits<double>::infinity());
   GradValue values = grad::reshape(grad::gather(grad::reshape(padded, Shape{n, ch, m.hp * m.wp}), 2, index),
                                    Shape{n, ch, windows, taps});
   const std::int64_t last[] = {3};
@@ -116,9 +119,10 @@ inline void max_pool2d_backward(GradContext& c) {
   const GradValue &gg = c.grad, &x = c.input(1);
   const Shape& gs = c.input(0).shape();
   if (c.needs_grad(0)) {
-    MaxPoolChoice m = max_pool_choice(x, gs, c.attrs.ints);
+    const auto a = decode<Pool2dAttrs>(c.attrs);
+    MaxPoolChoice m = max_pool_choice(x, gs, a);
     const Shape& xs = x.shape();
-    GradValue padded = grad::pad(gg, {c.attrs.ints[5], m.after[1], c.attrs.ints[4], m.after[0]}, 0.0);
+    GradValue padded = grad::pad(gg, {a.pad_w, m.after[1], a.pad_h, m.after[0]}, 0.0);
     c.set(0, grad::reshape(grad::gather(grad::reshape(padded, Shape{xs[0], xs[1], m.hp * m.wp}), 2, m.index), gs));
   }
   if (c.needs_grad(1)) c.set(1, zeros_like(x));

@@ -1,14 +1,12 @@
 #pragma once
-// Where the random creation ops keep their seed and offset, and how many Philox blocks a call
-// draws: the tracer reserves that many from the generator.
+// How many Philox blocks a random creation op's call draws: the tracer reserves that many from
+// the generator.
 #include <cstddef>
 #include <cstdint>
 
 #include "lazytensor/ops/descriptor.hpp"
 
 namespace lt::creation {
-
-inline constexpr std::size_t seed_slot = 1, offset_slot = 2;
 
 /// How many elements of `op` with dtype t one Philox block gives.
 inline std::int64_t elements_per_block(const OpDesc& op, DType t) {

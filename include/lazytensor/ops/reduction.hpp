@@ -1,6 +1,5 @@
 #pragma once
-// Reductions over any set of dims. attrs.ints: {keepdim, dims...}, the dims non-negative,
-// sorted and unique, none meaning every dim; var and std: attrs.floats {correction}.
+// Reductions over any set of dims (ReductionAttrs).
 //
 // Each op is a chunk reducer for kernels::reduce_rows: reduce a contiguous chunk of a row to
 // a state, combine states in row order, finish a state into the result. Integers and bools
@@ -19,6 +18,7 @@
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/declarations.hpp"
 #include "lazytensor/ops/declare.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
 #include "lazytensor/ops/kernels/reduce.hpp"
 #include "lazytensor/ops/reduction_grad.hpp"
@@ -197,7 +197,7 @@ struct Variance : AnyDims {
   }
   /// Divides by max(0, N - correction), as PyTorch: no degrees of freedom give inf or NaN.
   template <class T> static T finish(const Moments<T>& s, std::int64_t count, const Attrs& a) {
-    T dof = std::max(T(0), static_cast<T>(count) - static_cast<T>(a.f(0)));
+    T dof = std::max(T(0), static_cast<T>(count) - static_cast<T>(*decode<ReductionAttrs>(a).correction));
     T v = s.m2 / dof;
     return Sqrt ? std::sqrt(v) : v;
   }
@@ -388,19 +388,24 @@ kernels::Reducer make_reducer() {
   return r;
 }
 
-/// The reduced dims of attrs: everything after keepdim.
-inline std::span<const std::int64_t> reduced_dims(const Attrs& a) { return std::span(a.ints).subspan(1); }
+/// The reduced dims of attrs.
+inline AttrWords reduced_dims(const Attrs& a) { return decode<ReductionAttrs>(a).dims; }
 
 /// The attributes of the same reduction over dim 1 of a [rows, row] view, where the rows are
 /// the kept dims flattened and a row is the reduced trailing dims flattened: the form in
 /// which fused executors run a reduction whose reduced dims are trailing.
-inline Attrs attrs_over_rows(const Attrs& a) { return Attrs{{1, 1}, a.floats}; }
+inline Attrs attrs_over_rows(const Attrs& a) {
+  static constexpr std::int64_t row_dim[] = {1};
+  return encode(ReductionAttrs{true, row_dim, decode<ReductionAttrs>(a).correction});
+}
 
 template <class Op>
-Meta reduce_infer(std::span<const Meta> in, const Attrs& a) {
+Meta reduce_infer(std::span<const Meta> in, const Attrs& attrs) {
   const Meta& x = in[0];
-  LT_CHECK(!a.ints.empty() && a.floats.size() == Op::float_attrs, "malformed attributes");
-  std::span<const std::int64_t> dims = reduced_dims(a);
+  const ReductionAttrs a = decode<ReductionAttrs>(attrs);
+  LT_CHECK(a.correction.has_value() == (Op::float_attrs == 1), "takes ", Op::float_attrs == 1 ? "a" : "no",
+           " correction");
+  AttrWords dims = a.dims;
   LT_CHECK(!Op::single_dim || dims.size() <= 1, "takes at most one dim, got ", dims.size());
   int rank = x.shape.rank();
   std::array<bool, max_rank> reduced{};
@@ -409,7 +414,7 @@ Meta reduce_infer(std::span<const Meta> in, const Attrs& a) {
     LT_CHECK(k == 0 || dims[k] > dims[k - 1], "dims must be sorted and unique");
     reduced[static_cast<std::size_t>(dims[k])] = true;
   }
-  bool keepdim = a.ints[0] != 0;
+  const bool keepdim = a.keepdim;
   Shape out;
   std::int64_t row_size = 1;
   for (int d = 0; d < rank; ++d) {
@@ -471,24 +476,28 @@ bool reduce_bind(std::span<const Meta> in, const Meta&, const Attrs&, BoundKerne
   return use(Tag<double>{}, Tag<double>{});
 }
 
+/// The descriptor of the reduction Op.
 template <class Op>
-constexpr OpDesc reduction_op(OpId id, std::string_view name, GradFn grad) {
-  OpDesc d{id, name, OpKind::reduction, 1, &reduce_infer<Op>, &reduce_kernel<Op>, nullptr, grad};
-  d.bind = &reduce_bind<Op>;
-  return d;
+constexpr OpDesc reduction_op(GradFn grad) {
+  return OpDesc{.kind = OpKind::reduction,
+                .arity = 1,
+                .infer = &reduce_infer<Op>,
+                .kernel = &reduce_kernel<Op>,
+                .grad = grad,
+                .bind = &reduce_bind<Op>};
 }
 
-LT_DEFINE_OP(sum, reduction_op<Sum>(OpId::sum, "sum", &grad::rule::sum));
-LT_DEFINE_OP(mean, reduction_op<Mean>(OpId::mean, "mean", &grad::rule::mean));
-LT_DEFINE_OP(prod, reduction_op<Prod>(OpId::prod, "prod", &grad::rule::prod));
-LT_DEFINE_OP(amax, reduction_op<Extreme<true>>(OpId::amax, "amax", &grad::rule::amax));
-LT_DEFINE_OP(amin, reduction_op<Extreme<false>>(OpId::amin, "amin", &grad::rule::amin));
-LT_DEFINE_OP(argmax, reduction_op<ArgExtreme<true>>(OpId::argmax, "argmax", &not_differentiable));
-LT_DEFINE_OP(argmin, reduction_op<ArgExtreme<false>>(OpId::argmin, "argmin", &not_differentiable));
-LT_DEFINE_OP(var, reduction_op<Variance<false>>(OpId::var, "var", &grad::rule::var));
-LT_DEFINE_OP(std_dev, reduction_op<Variance<true>>(OpId::std, "std", &grad::rule::std_dev));
-LT_DEFINE_OP(logsumexp, reduction_op<LogSumExp>(OpId::logsumexp, "logsumexp", &grad::rule::logsumexp));
-LT_DEFINE_OP(all_true, reduction_op<Truth<true>>(OpId::all, "all", &not_differentiable));
-LT_DEFINE_OP(any_true, reduction_op<Truth<false>>(OpId::any, "any", &not_differentiable));
+LT_DEFINE_OP(sum, reduction_op<Sum>(&grad::rule::sum));
+LT_DEFINE_OP(mean, reduction_op<Mean>(&grad::rule::mean));
+LT_DEFINE_OP(prod, reduction_op<Prod>(&grad::rule::prod));
+LT_DEFINE_OP(amax, reduction_op<Extreme<true>>(&grad::rule::amax));
+LT_DEFINE_OP(amin, reduction_op<Extreme<false>>(&grad::rule::amin));
+LT_DEFINE_OP(argmax, reduction_op<ArgExtreme<true>>(&not_differentiable));
+LT_DEFINE_OP(argmin, reduction_op<ArgExtreme<false>>(&not_differentiable));
+LT_DEFINE_OP(var, reduction_op<Variance<false>>(&grad::rule::var));
+LT_DEFINE_OP(std_dev, reduction_op<Variance<true>>(&grad::rule::std_dev));
+LT_DEFINE_OP(logsumexp, reduction_op<LogSumExp>(&grad::rule::logsumexp));
+LT_DEFINE_OP(all_true, reduction_op<Truth<true>>(&not_differentiable));
+LT_DEFINE_OP(any_true, reduction_op<Truth<false>>(&not_differentiable));
 
 }  // namespace lt::reduction

@@ -1,13 +1,14 @@
 #pragma once
-// Gradient rules of the reductions. attrs.ints: {keepdim, dims...} (none: every dim); the
-// output's gradient is first broadcast back over the input (grad::unreduce).
+// Gradient rules of the reductions (ReductionAttrs: no dims reduce every dim); the output's
+// gradient is first broadcast back over the input (grad::unreduce).
 #include <span>
 
 #include "lazytensor/ops/grad.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 
 namespace lt::grad::rule {
 
-inline std::span<const std::int64_t> reduced(const GradContext& c) { return std::span(c.attrs.ints).subspan(1); }
+inline AttrWords reduced(const GradContext& c) { return decode<ReductionAttrs>(c.attrs).dims; }
 /// The output's gradient (or `v`, a value of the output's shape) over the input's shape.
 inline GradValue spread(const GradContext& c, const GradValue& v) {
   return unreduce(v, c.input(0).shape(), reduced(c));
@@ -45,8 +46,10 @@ inline void prod(GradContext& c) {
                        grad::where(grad::logical_and(grad::eq(zeros, 1.0), zero), g * rest, 0.0)));
 }
 
-/// attrs.floats {correction}: the degrees of freedom, N - correction (at least 0).
-inline double dof(const GradContext& c) { return std::max(0.0, reduced_count(c) - c.attrs.floats[0]); }
+/// The degrees of freedom, N - correction (at least 0).
+inline double dof(const GradContext& c) {
+  return std::max(0.0, reduced_count(c) - decode<ReductionAttrs>(c.attrs).correction.value_or(1));
+}
 /// x - mean(x) over the reduced dims.
 inline GradValue centered(const GradContext& c) {
   const GradValue& x = c.input(0);

@@ -9,6 +9,7 @@
 #include "lazytensor/ops/declare.hpp"
 #include "lazytensor/ops/unary_grad.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/ops/wrapping.hpp"
 
 namespace lt::unary {
@@ -72,10 +73,10 @@ struct Relu {
   // pmax(x, 0) is 0 > x ? 0 : x (x86's max): the same lanes in one instruction.
   template <class P> P packet(const P& x) const { return Eigen::internal::pmax(x, pk::splat<P>(0)); }
 };
-/// attrs.ints[0]: 0 = exact (erf) form, 1 = tanh approximation.
+/// GeluAttrs: the exact (erf) form or the tanh approximation.
 struct Gelu {
   bool tanh_form;
-  explicit Gelu(const Attrs& a) : tanh_form(!a.ints.empty() && a.ints[0] == 1) {}
+  explicit Gelu(const Attrs& a) : tanh_form(decode_or_default<GeluAttrs>(a).tanh_form) {}
   template <class T> T operator()(T x) const {
     if (tanh_form) {
       const T k = T(0.7978845608028654);  // sqrt(2 / pi)
@@ -100,11 +101,13 @@ struct Gelu {
   }
 };
 struct Silu { template <class T> T operator()(T x) const { return x / (T(1) + std::exp(-x)); } };
-/// attrs.floats: {beta, threshold}; above the threshold softplus is linear, as in PyTorch.
+/// SoftplusAttrs: above the threshold softplus is linear, as in PyTorch.
 struct Softplus {
-  double beta = 1, threshold = 20;
+  double beta, threshold;
   explicit Softplus(const Attrs& a) {
-    if (a.floats.size() == 2) beta = a.floats[0], threshold = a.floats[1];
+    const auto p = decode_or_default<SoftplusAttrs>(a);
+    beta = p.beta;
+    threshold = p.threshold;
   }
   template <class T> T operator()(T x) const {
     T bx = x * T(beta);
@@ -128,11 +131,12 @@ struct LogicalNot { template <class T> bool operator()(T x) const { return x == 
 struct IsNan { template <class T> bool operator()(T x) const { if constexpr (is_int<T>) return false; else return std::isnan(x); } };
 struct IsInf { template <class T> bool operator()(T x) const { if constexpr (is_int<T>) return false; else return std::isinf(x); } };
 
-/// attrs: ints {has_min, has_max, bounds_are_floating}, floats {min, max}. NaN passes through.
+/// ClampAttrs. NaN passes through.
 struct Clamp {
   bool has_min, has_max;
   double lo, hi;
-  explicit Clamp(const Attrs& a) : has_min(a.ints[0] != 0), has_max(a.ints[1] != 0), lo(a.floats[0]), hi(a.floats[1]) {}
+  explicit Clamp(const Attrs& a) : Clamp(decode<ClampAttrs>(a)) {}
+  explicit Clamp(const ClampAttrs& a) : has_min(a.has_min), has_max(a.has_max), lo(a.min), hi(a.max) {}
   template <class T> T operator()(T x) const {
     if constexpr (!is_int<T>)
       if (std::isnan(x)) return x;
@@ -141,28 +145,26 @@ struct Clamp {
     return x;
   }
   /// The bounds take part in type promotion: `i32_tensor.clamp(0.5)` is f32.
-  static Meta infer(std::span<const Meta> in, const Attrs& a) {
-    LT_CHECK(a.ints.size() == 3 && a.floats.size() == 2, "clamp takes {has_min, has_max, floating} and {min, max}");
-    LT_CHECK(a.ints[0] || a.ints[1], "at least one of min and max must be given");
-    Meta bound{{}, a.ints[2] ? DType::f64 : DType::i64, true};
+  static Meta infer(std::span<const Meta> in, const Attrs& attrs) {
+    const auto a = decode<ClampAttrs>(attrs);
+    LT_CHECK(a.has_min || a.has_max, "at least one of min and max must be given");
+    Meta bound{{}, a.floating ? DType::f64 : DType::i64, true};
     Meta operands[] = {in[0], bound};
     return {in[0].shape, result_type(std::span<const Meta>(operands))};
   }
 };
 
-/// What a check_finite node guards, named in its fault (attrs.ints[0]).
-enum class FiniteGuard : std::int64_t {
-  value = 0,      ///< a value of the user's
-  grad_norm = 1,  ///< clip_grad_norm_'s total norm of the gradients; attrs.floats[0] is its order
-};
-
 /// The value unchanged; a NaN or an infinity is a fault of the step, raised where the kernel
 /// runs (at the next barrier or read on a lazy device), so that checking needs no read of its
-/// own. attrs: ints {FiniteGuard}, floats {the norm's order}. Floating operands only.
+/// own. CheckFiniteAttrs. Floating operands only.
 struct CheckFinite {
   FiniteGuard guard;
   double order;
-  explicit CheckFinite(const Attrs& a) : guard(static_cast<FiniteGuard>(a.ints[0])), order(a.floats[0]) {}
+  explicit CheckFinite(const Attrs& attrs) {
+    const auto a = decode<CheckFiniteAttrs>(attrs);
+    guard = a.guard;
+    order = a.order;
+  }
   template <class T> T operator()(T x) const {
     if constexpr (!is_int<T>)
       if (!std::isfinite(x)) [[unlikely]] fail_at(static_cast<double>(x));
@@ -174,9 +176,9 @@ struct CheckFinite {
            ", so they cannot be clipped (error_if_nonfinite = false scales them by it anyway)");
     fail("check_finite: a value is ", x);
   }
-  static Meta infer(std::span<const Meta> in, const Attrs& a) {
-    LT_CHECK(a.ints.size() == 1 && a.floats.size() == 1 && a.ints[0] >= 0 && a.ints[0] <= 1,
-             "check_finite takes {guard} and {order}");
+  static Meta infer(std::span<const Meta> in, const Attrs& attrs) {
+    const FiniteGuard g = decode<CheckFiniteAttrs>(attrs).guard;
+    LT_CHECK(g == FiniteGuard::value || g == FiniteGuard::grad_norm, "check_finite: no guard ", static_cast<int>(g));
     LT_CHECK(is_floating(in[0].dtype), "the operand must be floating, not ",
              name(in[0].dtype));
     return {in[0].shape, in[0].dtype};

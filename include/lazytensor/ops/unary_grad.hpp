@@ -47,10 +47,9 @@ inline void silu(GradContext& c) {
   c.set(0, c.grad * s * (1.0 + c.input(0) * (1.0 - s)));
 }
 
-/// attrs.ints[0]: 1 for the tanh approximation.
 inline void gelu(GradContext& c) {
   const GradValue &x = c.input(0), &g = c.grad;
-  if (!c.attrs.ints.empty() && c.attrs.ints[0] == 1) {
+  if (decode_or_default<GeluAttrs>(c.attrs).tanh_form) {
     const double beta = std::sqrt(2 / std::numbers::pi), kappa = 0.044715;
     GradValue x2 = x * x;
     GradValue t = grad::tanh((x + x2 * x * kappa) * beta);
@@ -63,21 +62,22 @@ inline void gelu(GradContext& c) {
   c.set(0, g * (cdf + x * pdf));
 }
 
-/// attrs.floats: {beta, threshold}; linear above the threshold, as the forward.
+/// Linear above the threshold, as the forward.
 inline void softplus(GradContext& c) {
-  double beta = c.attrs.floats.size() == 2 ? c.attrs.floats[0] : 1, threshold = c.attrs.floats.size() == 2 ? c.attrs.floats[1] : 20;
+  const auto [beta, threshold] = decode_or_default<SoftplusAttrs>(c.attrs);
   GradValue bx = c.input(0) * beta;
   c.set(0, grad::where(grad::gt(bx, threshold), c.grad, c.grad * grad::sigmoid(bx)));
 }
 
-/// attrs: ints {has_min, has_max, floating}, floats {min, max}. The gradient passes where the
-/// input lies within the bounds (bounds included), as PyTorch's clamp_backward.
+/// The gradient passes where the input lies within the bounds (bounds included), as PyTorch's
+/// clamp_backward.
 inline void clamp(GradContext& c) {
   const GradValue& x = c.input(0);
+  const auto a = decode<ClampAttrs>(c.attrs);
   GradValue inside;
-  if (c.attrs.ints[0]) inside = grad::ge(x, c.attrs.floats[0]);
-  if (c.attrs.ints[1]) {
-    GradValue below = grad::le(x, c.attrs.floats[1]);
+  if (a.has_min) inside = grad::ge(x, a.min);
+  if (a.has_max) {
+    GradValue below = grad::le(x, a.max);
     inside = inside.defined() ? grad::logical_and(inside, below) : below;
   }
   c.set(0, grad::where(inside, c.grad, 0.0));

@@ -115,7 +115,7 @@ class AdamBase : public Optimizer {
   }
 
  protected:
-  void update(std::size_t k, Tensor& p, const Tensor& grad) override;  // optim/updates.hpp
+  void update(std::size_t k, Tensor& p, const Tensor& grad) override;  // optim/definitions.hpp
 
  private:
   static void check(std::string_view name, const AdamOptions& o) {

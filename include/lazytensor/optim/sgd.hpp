@@ -65,7 +65,7 @@ class SGD : public Optimizer {
   }
 
  protected:
-  void update(std::size_t k, Tensor& p, const Tensor& grad) override;  // optim/updates.hpp
+  void update(std::size_t k, Tensor& p, const Tensor& grad) override;  // optim/definitions.hpp
 
  private:
   static void check(const SGDOptions& o) {

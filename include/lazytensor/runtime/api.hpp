@@ -1,11 +1,11 @@
 #pragma once
 // What a program calls of the runtime: the barrier, waiting, reading values. Declared here and
-// defined once per program, in the implementation (runtime/entry_points.hpp), so that a file
+// defined once per program, in the implementation (runtime/definitions.hpp), so that a file
 // using lazy tensors compiles none of the scheduler or the executor.
 #include <string>
 #include <vector>
 
-#include "lazytensor/compile/plan_types.hpp"
+#include "lazytensor/compile/plan_stats.hpp"
 #include "lazytensor/core/array.hpp"
 #include "lazytensor/core/device.hpp"
 #include "lazytensor/trace/tensor.hpp"

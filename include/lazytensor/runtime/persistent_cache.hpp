@@ -35,7 +35,9 @@ namespace lt {
 namespace detail {
 
 inline constexpr char entry_magic[8] = {'L', 'T', 'P', 'L', 'A', 'N', '\r', '\n'};
-inline constexpr std::uint32_t entry_format = 3;  // 2: plans hold groups led by a product; 3: members hold no row attributes
+// 2: plans hold groups led by a product; 3: members hold no row attributes; 4: attributes keep
+// their data ints apart, so structural words count them
+inline constexpr std::uint32_t entry_format = 4;
 
 /// What a plan depends on besides its graph: the library, the compiler and the instruction set.
 inline std::string build_signature() {
@@ -214,12 +216,6 @@ class PersistentCache {
       ::fsync(dfd);
       ::close(dfd);
     }
-  }
-
-  /// The file that holds (or would hold) the plan of `key`.
-  std::filesystem::path path_of(hash_t key) const {
-    std::lock_guard lock(mu_);
-    return entry_path(key);
   }
 
  private:

@@ -1,6 +1,6 @@
 #pragma once
 // Reading values. Moving them between devices and printing them are defined once per program,
-// with the rest of the runtime (runtime/entry_points.hpp).
+// with the rest of the runtime (runtime/definitions.hpp).
 #include <vector>
 
 #include "lazytensor/runtime/api.hpp"

@@ -13,7 +13,7 @@ namespace lt::detail {
 namespace {
 NodePtr cast_node(NodePtr in, DType to, const Site& site) {
   const Meta meta{in->meta.shape, to};
-  return make_node(leaf::cast, Attrs{{static_cast<std::int64_t>(to)}, {}}, NodeInputs(1, [&](std::size_t) { return std::move(in); }),
+  return make_node(leaf::cast, encode(CastAttrs{to}), NodeInputs(1, [&](std::size_t) { return std::move(in); }),
                    meta, site);
 }
 }  // namespace
@@ -30,7 +30,7 @@ Tensor record_stored_bf16(const OpDesc& op, std::span<const Tensor> inputs, Attr
     Meta stored = out;
     if (stored_out) stored.dtype = DType::bf16;
     // A cast to f32 is then one to the storage dtype: the same bits, or none made (a view).
-    if (op.id == OpId::cast && stored_out) attrs.ints[0] = static_cast<std::int64_t>(DType::bf16);
+    if (op.id == OpId::cast && stored_out) attrs = encode(CastAttrs{DType::bf16});
     NodePtr node = make_node(op, std::move(attrs), input_nodes(inputs), stored, site);
     return Tensor(new_impl(device, out, std::move(node), {}));
   }

@@ -18,11 +18,19 @@ inline std::vector<const Node*> topo_nodes(const std::vector<Tensor>& tensors,
   return order;
 }
 
+/// The words of `a`: its ints, then its data ints, then its floats, each list after a "; ".
 inline std::string attrs_text(const Attrs& a) {
   std::ostringstream os;
-  for (std::size_t k = 0; k < a.ints.size(); ++k) os << (k ? ", " : "") << a.ints[k];
-  if (!a.ints.empty() && !a.floats.empty()) os << "; ";
-  for (std::size_t k = 0; k < a.floats.size(); ++k) os << (k ? ", " : "") << a.floats[k];
+  const char* between = "";
+  auto list = [&](const auto& words) {
+    if (words.empty()) return;
+    os << between;
+    for (std::size_t k = 0; k < words.size(); ++k) os << (k ? ", " : "") << words[k];
+    between = "; ";
+  };
+  list(a.ints);
+  list(a.values);
+  list(a.floats);
   return os.str();
 }
 /// A fragment's body as one nested expression over its inputs: add(mul(%0, %1), 0.5).

@@ -17,12 +17,12 @@ std::string fragment_text(const Node& n, const NodeIndex& number) {
       continue;
     }
     if (s.reads_attrs) reader.next(a);
-    if (s.op->arity == 0) {  // a scalar operand: {dtype, integer value}, {value}
+    if (s.op->arity == 0) {  // a scalar operand
       std::ostringstream v;
-      auto t = static_cast<DType>(a.ints[0]);
-      if (t == DType::f64) v << a.floats[0];
-      else if (t == DType::boolean) v << (a.ints[1] ? "true" : "false");
-      else v << a.ints[1];
+      auto scalar = decode<ScalarAttrs>(a);
+      if (scalar.dtype == DType::f64) v << scalar.real;
+      else if (scalar.dtype == DType::boolean) v << (scalar.integer.value ? "true" : "false");
+      else v << scalar.integer.value;
       stack.push_back(v.str());
       continue;
     }
@@ -46,7 +46,7 @@ std::string node_text(const Node& n, const NodeIndex& number) {
     os << "(";
     for (std::size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << number.at(n.inputs[k].get());
     os << ")";
-    if (!n.attrs.ints.empty() || !n.attrs.floats.empty()) os << " {" << attrs_text(n.attrs) << "}";
+    if (!n.attrs.empty()) os << " {" << attrs_text(n.attrs) << "}";
   }
   os << " " << name(n.meta.dtype) << n.meta.shape;
   return os.str();
@@ -152,7 +152,7 @@ namespace lt::detail {
 /// between casts (record_in_f32). A creation op makes bf16 when its dtype attribute says so.
 inline bool computes_bf16(const OpDesc& op, std::span<const Meta> metas, const Attrs& attrs) {
   if (takes_bf16_storage(op)) return false;
-  if (op.kind == OpKind::creation) return !attrs.ints.empty() && attrs.ints[0] == static_cast<std::int64_t>(DType::bf16);
+  if (op.kind == OpKind::creation) return creation_dtype(attrs) == DType::bf16;
   for (const Meta& m : metas)
     if (m.dtype == DType::bf16) return true;
   return false;
@@ -167,7 +167,7 @@ Tensor record_in_f32(const OpDesc& op, std::span<const Tensor> inputs, Attrs att
   std::vector<Tensor> widened(inputs.begin(), inputs.end());
   for (Tensor& t : widened)
     if (t.dtype() == DType::bf16) t = record_cast(t, DType::f32);
-  if (op.kind == OpKind::creation) attrs.ints[0] = static_cast<std::int64_t>(DType::f32);
+  if (op.kind == OpKind::creation) set_creation_dtype(attrs, DType::f32);
   Tensor result = record(op, widened, std::move(attrs), device);
   if (out.dtype == DType::bf16 && result.dtype() != DType::bf16) result = record_cast(result, DType::bf16);
   LT_CHECK(result.dtype() == out.dtype, op.name, ": computed in f32 as ", name(result.dtype()), ", inferred ",

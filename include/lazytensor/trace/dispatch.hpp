@@ -9,6 +9,7 @@
 #include "lazytensor/core/checked_size.hpp"
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/trace/bf16_storage.hpp"
 #include "lazytensor/trace/grad_hooks.hpp"
 #include "lazytensor/trace/identities.hpp"
@@ -176,13 +177,13 @@ inline Tensor record(const OpDesc& op, std::initializer_list<Tensor> inputs, Att
 namespace detail {
 /// `t` converted to `to`, recorded as one cast.
 inline Tensor record_cast(const Tensor& t, DType to) {
-  return record(leaf::cast, std::span<const Tensor>(&t, 1), Attrs{{static_cast<std::int64_t>(to)}, {}});
+  return record(leaf::cast, std::span<const Tensor>(&t, 1), encode(CastAttrs{to}));
 }
 }  // namespace detail
 
 /// A C++ scalar as a zero-dim operand on `device`.
 inline Tensor scalar_tensor(Scalar s, Device device) {
-  return record(leaf::scalar, std::span<const Tensor>{}, Attrs{{static_cast<std::int64_t>(s.dtype), s.i}, {s.f}}, device);
+  return record(leaf::scalar, std::span<const Tensor>{}, encode(ScalarAttrs::of(s)), device);
 }
 
 }  // namespace lt

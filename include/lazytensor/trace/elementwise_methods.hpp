@@ -34,7 +34,7 @@ template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, const Si
 
 inline Attrs clamp_attrs(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   bool floating = (min && min->dtype == DType::f64) || (max && max->dtype == DType::f64);
-  return Attrs{{min.has_value(), max.has_value(), floating}, {min ? min->f : 0.0, max ? max->f : 0.0}};
+  return encode(ClampAttrs{min.has_value(), max.has_value(), floating, min ? min->f : 0.0, max ? max->f : 0.0});
 }
 }  // namespace detail
 
@@ -69,7 +69,7 @@ class ElementwiseMethods {
             Site site = Site::current()) const;  // trace/functions/elementwise.hpp
   /// log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold, as torch.nn.functional.softplus.
   auto softplus(double beta = 1.0, double threshold = 20.0, Site site = Site::current()) const {
-    return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, site, self());
+    return detail::make_expr_with<unary::softplus>(encode(SoftplusAttrs{beta, threshold}), site, self());
   }
   /// Each element limited to [min, max]; either bound may be absent.
   auto clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, Site site = Site::current()) const {

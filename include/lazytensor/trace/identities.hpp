@@ -5,18 +5,20 @@
 #include <span>
 
 #include "lazytensor/ops/descriptor.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/ops/op_id.hpp"
 #include "lazytensor/trace/node.hpp"
 
 namespace lt::detail {
 
-/// Whether reducing over `dims` (attrs {keepdim, dims...}, none: every dim) of a rank-4
-/// value takes both of its last two dims.
+/// Whether reducing over `dims` (ReductionAttrs, none: every dim) of a rank-4 value takes
+/// both of its last two dims.
 inline bool reduces_planes(const Attrs& attrs) {
-  bool h = attrs.ints.size() == 1, w = h;
-  for (std::size_t k = 1; k < attrs.ints.size(); ++k) {
-    h = h || attrs.ints[k] == 2;
-    w = w || attrs.ints[k] == 3;
+  AttrWords dims = decode<ReductionAttrs>(attrs).dims;
+  bool h = dims.empty(), w = h;
+  for (std::int64_t d : dims) {
+    h = h || d == 2;
+    w = w || d == 3;
   }
   return h && w;
 }

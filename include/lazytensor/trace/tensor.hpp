@@ -77,7 +77,7 @@ class Tensor : public ElementwiseMethods<Tensor> {
   /// The same value, cut from autograd: it does not require grad and shares the value.
   Tensor detach() const;
 
-  // In place (defined in autograd/in_place.hpp): as `t += x`, the tensor (every handle of it)
+  // In place (defined in autograd/in_place_definitions.hpp): as `t += x`, the tensor (every handle of it)
   // is rebound to the result, which must have its shape and a dtype that casts to its dtype
   // (torch.can_cast), and takes the result's autograd history. A leaf that requires grad
   // refuses, as in PyTorch, outside lt::no_grad. The storage is not written: views of the

@@ -166,7 +166,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     // One op: the [L, S] scores stay in per-thread blocks instead of reaching memory twice.
     std::vector<Tensor> in = {q, k, v};
     if (additive.defined()) in.push_back(additive);
-    return record(contraction::attention, in, Attrs{{}, {factor}});
+    return record(contraction::attention, in, encode(AttentionAttrs{factor}));
   }
   return detail::attend(q, k, v, additive, factor, dropout_p, true).first;
 }

@@ -34,7 +34,7 @@ class BlockFn {
 };
 
 namespace detail {
-/// Honours LT_NUM_THREADS (defined with TBB's loop, in ops/kernels/parallel_tbb.hpp).
+/// Honours LT_NUM_THREADS (defined with TBB's loop, in ops/kernels/parallel_definitions.hpp).
 void apply_thread_limit();
 /// Calls f over [0, n) in blocks of `grain` on TBB's threads. Defined once per program, in the
 /// implementation: no file that includes this header compiles TBB's templates.

@@ -8,6 +8,7 @@
 
 #include "lazytensor/core/random.hpp"
 #include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/ops/random_attrs.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
@@ -31,28 +32,20 @@ Tensor from_vector(const std::vector<T>& values, Device device = cpu) {
 }
 
 namespace detail {
-inline std::int64_t dtype_attr(DType t) { return static_cast<std::int64_t>(t); }
-
-/// attrs.ints: `head` followed by the extents of `shape`.
-inline std::vector<std::int64_t> with_shape(std::initializer_list<std::int64_t> head, const Shape& shape) {
-  std::vector<std::int64_t> ints(head);
-  ints.insert(ints.end(), shape.begin(), shape.end());
-  return ints;
-}
-
 /// Records a random op, first claiming its Philox blocks from the default generator. The
 /// attrs are checked before the claim, so a failed call leaves the generator untouched.
-inline Tensor record_random(const OpDesc& op, Attrs attrs, Device device) {
+template <class A>
+Tensor record_random(const OpDesc& op, A& attrs, RandomAttrs& draw, Device device) {  // draw: attrs or a part of it
   Meta out;
   try {
-    out = op.infer({}, attrs);
+    out = op.infer({}, encode(attrs));
   } catch (const Error& e) {
     op_error(op.name, {}, e.what());
   }
   RandomState s = default_generator().reserve(static_cast<std::uint64_t>(creation::blocks_drawn(op, out)));
-  attrs.ints[creation::seed_slot] = std::bit_cast<std::int64_t>(s.seed);
-  attrs.ints[creation::offset_slot] = std::bit_cast<std::int64_t>(s.offset);
-  return record(op, {}, std::move(attrs), device);
+  draw.seed.value = s.seed;
+  draw.offset.value = s.offset;
+  return record(op, {}, encode(attrs), device);
 }
 }  // namespace detail
 
@@ -62,8 +55,7 @@ inline Tensor full(Shape shape, Scalar value, Device device = cpu, std::optional
                    Site site = Site::current()) {
   RecordingSite at(site);
   DType t = dtype ? *dtype : value.dtype == DType::f64 ? default_float : value.dtype;
-  return record(creation::full, {}, Attrs{detail::with_shape({detail::dtype_attr(t), value.i}, shape), {value.f}},
-                device);
+  return record(creation::full, {}, encode(FullAttrs{t, shape.span(), {value.i}, value.f}), device);
 }
 inline Tensor zeros(Shape shape, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
   return full(shape, 0, device, dtype, site);
@@ -91,7 +83,7 @@ inline Tensor arange(Scalar start, Scalar end, Scalar step = 1, Device device = 
   bool integral = start.dtype != DType::f64 && end.dtype != DType::f64 && step.dtype != DType::f64;
   DType t = dtype ? *dtype : integral ? DType::i64 : default_float;
   return record(creation::arange, {},
-                Attrs{{detail::dtype_attr(t), integral, start.i, end.i, step.i}, {start.f, end.f, step.f}}, device);
+                encode(ArangeAttrs{t, integral, start.i, end.i, step.i, start.f, end.f, step.f}), device);
 }
 inline Tensor arange(Scalar end, Device device = cpu, std::optional<DType> dtype = std::nullopt,
                      Site site = Site::current()) {
@@ -102,13 +94,13 @@ inline Tensor arange(Scalar end, Device device = cpu, std::optional<DType> dtype
 inline Tensor linspace(Scalar start, Scalar end, std::int64_t steps, Device device = cpu, DType dtype = f32,
                        Site site = Site::current()) {
   RecordingSite at(site);
-  return record(creation::linspace, {}, Attrs{{detail::dtype_attr(dtype), steps}, {start.f, end.f}}, device);
+  return record(creation::linspace, {}, encode(LinspaceAttrs{dtype, steps, start.f, end.f}), device);
 }
 
 /// The n x m matrix with ones on the diagonal; m = -1 makes it square.
 inline Tensor eye(std::int64_t n, std::int64_t m, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
   RecordingSite at(site);
-  return record(creation::eye, {}, Attrs{{detail::dtype_attr(dtype), n, m == -1 ? n : m}, {}}, device);
+  return record(creation::eye, {}, encode(EyeAttrs{dtype, n, m == -1 ? n : m}), device);
 }
 inline Tensor eye(std::int64_t n, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
   return eye(n, n, device, dtype, site);
@@ -117,23 +109,23 @@ inline Tensor eye(std::int64_t n, Device device = cpu, DType dtype = f32, Site s
 /// Uniform values in [0, 1) from the default generator (see manual_seed).
 inline Tensor rand(Shape shape, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
   RecordingSite at(site);
-  return detail::record_random(creation::rand, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0}, shape), {}},
-                               device);
+  RandomAttrs a{dtype, shape.span(), {}, {}};
+  return detail::record_random(creation::rand, a, a, device);
 }
 
 /// Standard normal values from the default generator.
 inline Tensor randn(Shape shape, Device device = cpu, DType dtype = f32, Site site = Site::current()) {
   RecordingSite at(site);
-  return detail::record_random(creation::randn, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0}, shape), {}},
-                               device);
+  RandomAttrs a{dtype, shape.span(), {}, {}};
+  return detail::record_random(creation::randn, a, a, device);
 }
 
 /// Integers uniform in [low, high) from the default generator.
 inline Tensor randint(std::int64_t low, std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64,
                       Site site = Site::current()) {
   RecordingSite at(site);
-  return detail::record_random(
-      creation::randint, Attrs{detail::with_shape({detail::dtype_attr(dtype), 0, 0, low, high}, shape), {}}, device);
+  RandintAttrs a{{dtype, shape.span(), {}, {}}, {low}, {high}};
+  return detail::record_random(creation::randint, a, a.draw, device);
 }
 inline Tensor randint(std::int64_t high, Shape shape, Device device = cpu, DType dtype = i64,
                       Site site = Site::current()) {
@@ -142,7 +134,7 @@ inline Tensor randint(std::int64_t high, Shape shape, Device device = cpu, DType
 
 /// Zeroes each element with probability p and scales the rest by 1 / (1 - p), so the
 /// expectation is unchanged. The identity when not training or when p is 0. A composite op
-/// (trace/functions/composites.hpp).
+/// (trace/functions/definitions.hpp).
 Tensor dropout(const Tensor& x, double p, bool training = true, Site site = Site::current());
 
 }  // namespace lt

@@ -31,7 +31,7 @@ auto gelu(X&& x, std::string_view approximate = "none", Site site = Site::curren
     Tensor t = x;
     op_error("gelu", std::span(&t, 1), detail::concat("approximate must be \"none\" or \"tanh\", not \"", approximate, "\""));
   }
-  return detail::make_expr_with<unary::gelu>(Attrs{{approximate == "tanh" ? 1 : 0}, {}}, site, std::forward<X>(x));
+  return detail::make_expr_with<unary::gelu>(encode(GeluAttrs{approximate == "tanh"}), site, std::forward<X>(x));
 }
 
 template <class Derived>
@@ -41,7 +41,7 @@ auto ElementwiseMethods<Derived>::gelu(std::string_view approximate, Site site) 
 
 template <tensor_like X>
 auto softplus(X&& x, double beta = 1.0, double threshold = 20.0, Site site = Site::current()) {
-  return detail::make_expr_with<unary::softplus>(Attrs{{}, {beta, threshold}}, site, std::forward<X>(x));
+  return detail::make_expr_with<unary::softplus>(encode(SoftplusAttrs{beta, threshold}), site, std::forward<X>(x));
 }
 
 template <tensor_like X>
@@ -61,16 +61,16 @@ template <tensor_like X> auto clamp_max(X&& x, Scalar max, Site site = Site::cur
 /// Floating operands only.
 template <tensor_like X>
 auto check_finite(X&& x, Site site = Site::current()) {
-  return detail::make_expr_with<unary::check_finite>(Attrs{{static_cast<std::int64_t>(unary::FiniteGuard::value)}, {0.0}},
-                                                     site, std::forward<X>(x));
+  return detail::make_expr_with<unary::check_finite>(encode(CheckFiniteAttrs{FiniteGuard::value, 0.0}), site,
+                                                     std::forward<X>(x));
 }
 
 namespace detail {
 /// check_finite whose fault names clip_grad_norm_'s total norm of order `order`.
 template <tensor_like X>
 auto check_finite_grad_norm(X&& norm, double order, Site site = Site::current()) {
-  return make_expr_with<unary::check_finite>(Attrs{{static_cast<std::int64_t>(unary::FiniteGuard::grad_norm)}, {order}},
-                                             site, std::forward<X>(norm));
+  return make_expr_with<unary::check_finite>(encode(CheckFiniteAttrs{FiniteGuard::grad_norm, order}), site,
+                                             std::forward<X>(norm));
 }
 }  // namespace detail
 

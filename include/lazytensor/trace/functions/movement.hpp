@@ -8,12 +8,13 @@
 
 #include "lazytensor/ops/kernels/strided.hpp"
 #include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
 namespace lt {
 
 namespace detail {
-inline Attrs dims_attrs(const Dims& d) { return Attrs{d.vec(), {}}; }
+inline Attrs dims_attrs(const Dims& d) { return encode(DimsAttrs{d.span()}); }
 
 /// wrap_dim, failing with the op and its operands named.
 inline int wrap_dim_of(std::string_view op, std::span<const Tensor> operands, std::int64_t dim, int rank) {
@@ -113,7 +114,7 @@ inline Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_
   std::int64_t n = x.shape()[d];
   auto clamp_index = [n](std::int64_t i) { return std::clamp(i < 0 ? i + n : i, std::int64_t{0}, n); };
   std::int64_t s = clamp_index(start.value_or(0)), e = clamp_index(end.value_or(n));
-  return record(movement::slice, {x}, Attrs{{d, s, std::max(s, e), step}, {}});
+  return record(movement::slice, {x}, encode(SliceAttrs{d, s, std::max(s, e), step}));
 }
 
 /// Removes every dim of extent 1.
@@ -205,7 +206,7 @@ inline Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0, Site
       break;
     }
   int d = detail::wrap_dim_of("cat", tensors, dim, rank);
-  return record(movement::cat, tensors, Attrs{{d}, {}});
+  return record(movement::cat, tensors, encode(DimAttrs{d}));
 }
 
 /// Stacks equally shaped tensors along a new dim `dim`, in [-rank - 1, rank].
@@ -230,18 +231,18 @@ inline Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0, Si
 inline Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, double value = 0.0,
                   Site site = Site::current()) {
   RecordingSite at(site);
-  return record(movement::pad, {x}, Attrs{pads, {value}});
+  return record(movement::pad, {x}, encode(PadAttrs{pads, value}));
 }
 
 /// Zeroes the elements above diagonal `diagonal` of the last two dims.
 inline Tensor tril(const Tensor& x, std::int64_t diagonal = 0, Site site = Site::current()) {
   RecordingSite at(site);
-  return record(movement::tril, {x}, Attrs{{diagonal}, {}});
+  return record(movement::tril, {x}, encode(TriangleAttrs{diagonal}));
 }
 /// Zeroes the elements below diagonal `diagonal` of the last two dims.
 inline Tensor triu(const Tensor& x, std::int64_t diagonal = 0, Site site = Site::current()) {
   RecordingSite at(site);
-  return record(movement::triu, {x}, Attrs{{diagonal}, {}});
+  return record(movement::triu, {x}, encode(TriangleAttrs{diagonal}));
 }
 
 inline Tensor contiguous(const Tensor& x, Site site = Site::current()) {
@@ -290,7 +291,7 @@ inline Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& inde
   RecordingSite at(site);
   const Tensor operands[] = {x, index};
   int d = x.defined() ? detail::wrap_dim_of("index_select", operands, dim, x.dim()) : 0;
-  return record(indexing::index_select, operands, Attrs{{d}, {}});
+  return record(indexing::index_select, operands, encode(DimAttrs{d}));
 }
 
 /// out[...i...] = x[...index[...i...]...] with the index replacing the coordinate of `dim`.
@@ -298,7 +299,7 @@ inline Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, Sit
   RecordingSite at(site);
   const Tensor operands[] = {x, index};
   int d = x.defined() ? detail::wrap_dim_of("gather", operands, dim, x.dim()) : 0;
-  return record(indexing::gather, operands, Attrs{{d}, {}});
+  return record(indexing::gather, operands, encode(DimAttrs{d}));
 }
 
 /// x with src[...i...] added at x[...index[...i...]...]; duplicates add up in index order.
@@ -307,7 +308,7 @@ inline Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index
   RecordingSite at(site);
   const Tensor operands[] = {x, index, src};
   int d = x.defined() ? detail::wrap_dim_of("scatter_add", operands, dim, x.dim()) : 0;
-  return record(indexing::scatter_add, operands, Attrs{{d}, {}});
+  return record(indexing::scatter_add, operands, encode(DimAttrs{d}));
 }
 
 /// Rows of `weight` ([num_embeddings, embedding_dim]) at `indices`: indices.shape + [embedding_dim].

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/trace/autocast.hpp"
 #include "lazytensor/trace/functions/contraction.hpp"
 #include "lazytensor/trace/functions/elementwise.hpp"
@@ -49,7 +50,7 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<
                      Pair2 stride = 1, Pair2 padding = 0, Pair2 dilation = 1, std::int64_t groups = 1,
  Site site = Site::current()) {
   RecordingSite at(site);
-  Attrs a{{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups}, {}};
+  Attrs a = encode(Conv2dAttrs{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups});
   Tensor y = detail::batched4(x, [&](const Tensor& x4) { return record(contraction::conv2d, {x4, weight}, a); });
   if (!bias) return y;
   if (bias->dim() != 1 || bias->size(0) != weight.size(0)) op_error("conv2d", {&*bias, 1}, "bias must be [out_channels]");
@@ -65,7 +66,7 @@ inline Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight,
   if (input_size.rank() != 4 || (grad_output.defined() && grad_output.dim() == 4 && input_size[0] != grad_output.size(0)) ||
       (weight.defined() && weight.dim() == 4 && input_size[1] != weight.size(1) * groups))
     op_error("conv2d_input_grad", {&grad_output, 1}, "input_size must be [N, C, H, W] with the gradient's N and the weight's C");
-  Attrs a{{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups, input_size[2], input_size[3]}, {}};
+  Attrs a = encode(Conv2dGradAttrs{Conv2dAttrs{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups}, input_size[2], input_size[3]});
   return record(contraction::conv2d_input_grad, {grad_output, weight}, a);
 }
 
@@ -78,7 +79,7 @@ inline Tensor conv2d_weight_grad(const Tensor& x, const Shape& weight_size, cons
   if (weight_size.rank() != 4 || (grad_output.defined() && grad_output.dim() == 4 && weight_size[0] != grad_output.size(1)) ||
       (x.defined() && x.dim() == 4 && groups > 0 && weight_size[1] * groups != x.size(1)))
     op_error("conv2d_weight_grad", {&x, 1}, "weight_size must be [O, C/groups, kH, kW] with the gradient's O and the input's C");
-  Attrs a{{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups, weight_size[2], weight_size[3]}, {}};
+  Attrs a = encode(Conv2dGradAttrs{Conv2dAttrs{stride.h, stride.w, padding.h, padding.w, dilation.h, dilation.w, groups}, weight_size[2], weight_size[3]});
   return record(contraction::conv2d_weight_grad, {x, grad_output}, a);
 }
 
@@ -86,7 +87,8 @@ namespace detail {
 inline Tensor pool(const OpDesc& op, const Tensor& x, Pair2 kernel, std::optional<Pair2> stride, Pair2 padding,
                    Pair2 dilation, bool ceil_mode, bool count_include_pad) {
   Pair2 s = stride.value_or(kernel);
-  Attrs a{{kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, dilation.h, dilation.w, ceil_mode, count_include_pad}, {}};
+  Attrs a = encode(
+      Pool2dAttrs{kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, dilation.h, dilation.w, ceil_mode, count_include_pad});
   return batched4(x, [&](const Tensor& x4) { return record(op, {x4}, a); });
 }
 }  // namespace detail
@@ -105,7 +107,7 @@ inline Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& x, Pa
                                   bool ceil_mode = false, Site site = Site::current()) {
   RecordingSite at(site);
   Pair2 s = stride.value_or(kernel);
-  Attrs a{{kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, dilation.h, dilation.w, ceil_mode, true}, {}};
+  Attrs a = encode(Pool2dAttrs{kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, dilation.h, dilation.w, ceil_mode, true});
   return record(pool::max_pool2d_backward, {grad_output, x}, a);
 }
 
@@ -117,11 +119,11 @@ inline Tensor avg_pool2d(const Tensor& x, Pair2 kernel, std::optional<Pair2> str
 
 inline Tensor adaptive_avg_pool2d(const Tensor& x, Pair2 output_size, Site site = Site::current()) {
   RecordingSite at(site);
-  Attrs a{{output_size.h, output_size.w}, {}};
+  Attrs a = encode(AdaptivePool2dAttrs{output_size.h, output_size.w});
   return detail::batched4(x, [&](const Tensor& x4) { return record(pool::adaptive_avg_pool2d, {x4}, a); });
 }
 
-// Composite ops: built from the ops above, defined once per program (trace/functions/composites.hpp).
+// Composite ops: built from the ops above, defined once per program (trace/functions/definitions.hpp).
 /// exp(x - max) / sum: the max shift keeps exp finite.
 Tensor softmax(const Tensor& x, std::int64_t dim, Site site = Site::current());
 Tensor log_softmax(const Tensor& x, std::int64_t dim, Site site = Site::current());

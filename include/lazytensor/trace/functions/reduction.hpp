@@ -8,16 +8,17 @@
 #include <vector>
 
 #include "lazytensor/ops/declarations.hpp"
+#include "lazytensor/ops/op_attrs.hpp"
 #include "lazytensor/trace/dispatch.hpp"
 
 namespace lt {
 
 namespace detail {
-/// The attrs of a reduction: {keepdim, dims...} with the dims wrapped and sorted. A repeated
+/// The attrs of a reduction (ReductionAttrs) with the dims wrapped and sorted. A repeated
 /// or out-of-range dim fails naming the op. Rank-0 tensors take dim 0 or -1 and reduce
 /// their one element, so their list of dims is empty.
 inline Attrs reduction_attrs(std::string_view op, const Tensor& x, const Dims& dims, bool keepdim,
-                             std::vector<double> floats = {}) {
+                             std::optional<double> correction = std::nullopt) {
   std::span<const Tensor> operands(&x, 1);
   if (!x.defined()) op_error(op, operands, "an operand is undefined");
   std::array<bool, max_rank> seen{};
@@ -32,10 +33,10 @@ inline Attrs reduction_attrs(std::string_view op, const Tensor& x, const Dims& d
       op_error(op, operands, "dim " + std::to_string(d) + " appears more than once in dims " + dims.str());
     seen[static_cast<std::size_t>(w)] = true;
   }
-  std::vector<std::int64_t> ints{keepdim};
+  Dims sorted;
   for (int d = 0; d < x.dim(); ++d)
-    if (seen[static_cast<std::size_t>(d)]) ints.push_back(d);
-  return Attrs{std::move(ints), std::move(floats)};
+    if (seen[static_cast<std::size_t>(d)]) sorted.push_back(d);
+  return encode(ReductionAttrs{keepdim, sorted.span(), correction});
 }
 }  // namespace detail
 
@@ -80,7 +81,7 @@ inline Tensor var(const Tensor& x, Dims dims, std::int64_t correction = 1, bool 
                   Site site = Site::current()) {
   RecordingSite at(site);
   return record(reduction::var, {x},
-                detail::reduction_attrs("var", x, dims, keepdim, {static_cast<double>(correction)}));
+                detail::reduction_attrs("var", x, dims, keepdim, static_cast<double>(correction)));
 }
 inline Tensor var(const Tensor& x, std::int64_t correction = 1, Site site = Site::current()) {
   return var(x, Dims{}, correction, false, site);
@@ -90,7 +91,7 @@ inline Tensor std(const Tensor& x, Dims dims, std::int64_t correction = 1, bool 
                   Site site = Site::current()) {
   RecordingSite at(site);
   return record(reduction::std_dev, {x},
-                detail::reduction_attrs("std", x, dims, keepdim, {static_cast<double>(correction)}));
+                detail::reduction_attrs("std", x, dims, keepdim, static_cast<double>(correction)));
 }
 inline Tensor std(const Tensor& x, std::int64_t correction = 1, Site site = Site::current()) {
   return lt::std(x, Dims{}, correction, false, site);
