@@ -1,6 +1,9 @@
 // Core types: shapes and strides, broadcasting, dim wrapping, dtypes, aligned buffers, devices.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+
 #include <cstdint>
 
 #include <lazytensor/lazytensor.hpp>
@@ -73,32 +76,68 @@ TEST(DType, SizesNamesAndPromotion) {
 // torch.promote_types over every pair of lazytensor's dtypes, written out by hand from
 // PyTorch's promotion table (c10/core/ScalarType.cpp): the table-driven rule must give each.
 TEST(DType, PromotionOfEveryPairIsPyTorchs) {
-  const DType order[] = {boolean, i32, i64, f32, f64, bf16};
-  const DType expected[6][6] = {
-      //           bool     i32   i64   f32  f64  bf16
-      /* bool */ {boolean, i32, i64, f32, f64, bf16},
-      /* i32  */ {i32, i32, i64, f32, f64, bf16},
-      /* i64  */ {i64, i64, i64, f32, f64, bf16},
-      /* f32  */ {f32, f32, f32, f32, f64, f32},
-      /* f64  */ {f64, f64, f64, f64, f64, f64},
-      /* bf16 */ {bf16, bf16, bf16, f32, f64, bf16},
+  const DType order[] = {boolean, i32, i64, f32, f64, bf16, f16};
+  const DType expected[7][7] = {
+      //           bool     i32   i64   f32  f64  bf16  f16
+      /* bool */ {boolean, i32, i64, f32, f64, bf16, f16},
+      /* i32  */ {i32, i32, i64, f32, f64, bf16, f16},
+      /* i64  */ {i64, i64, i64, f32, f64, bf16, f16},
+      /* f32  */ {f32, f32, f32, f32, f64, f32, f32},
+      /* f64  */ {f64, f64, f64, f64, f64, f64, f64},
+      /* bf16 */ {bf16, bf16, bf16, f32, f64, bf16, f32},
+      /* f16  */ {f16, f16, f16, f32, f64, f32, f16},
   };
-  for (std::size_t a = 0; a < 6; ++a)
-    for (std::size_t b = 0; b < 6; ++b)
+  for (std::size_t a = 0; a < 7; ++a)
+    for (std::size_t b = 0; b < 7; ++b)
       EXPECT_EQ(promote_types(order[a], order[b]), expected[a][b]) << name(order[a]) << " and " << name(order[b]);
 }
 
 TEST(DType, TheTableDescribesEveryDtypeOnce) {
-  ASSERT_EQ(dtype_count, 6u);
+  ASSERT_EQ(dtype_count, 7u);
   for (const DTypeInfo& d : dtype_table) {
     EXPECT_TRUE(is_dtype(d.dtype));
     EXPECT_EQ(itemsize(d.dtype), d.size);
-    EXPECT_EQ(is_low_precision(d.dtype), d.dtype == bf16) << d.name;
+    EXPECT_EQ(is_low_precision(d.dtype), d.dtype == bf16 || d.dtype == f16) << d.name;
     EXPECT_EQ(dtype_info(d.compute).compute, d.compute) << d.name << " computes in a dtype that computes in itself";
   }
   EXPECT_FALSE(is_dtype(static_cast<DType>(dtype_count)));
   EXPECT_EQ(name(static_cast<DType>(200)), "?");
   EXPECT_EQ(itemsize(static_cast<DType>(200)), 0u);
+  EXPECT_EQ(name(f16), "f16");
+  EXPECT_EQ(itemsize(f16), 2u);
+}
+
+// float16 against the format's definition: every pattern widens to its value; f32 values
+// round to nearest even (ties, subnormals, overflow past 65504, NaNs kept quiet).
+TEST(Float16, ConvertsAsTheFormatDefines) {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const int e = static_cast<int>(h >> 10 & 0x1f), f = static_cast<int>(h & 0x3ff);
+    const float v = static_cast<float>(float16::from_bits(static_cast<std::uint16_t>(h)));
+    const double sign = (h & 0x8000) != 0 ? -1 : 1;
+    if (e == 31 && f != 0) {
+      EXPECT_TRUE(std::isnan(v)) << h;
+      continue;
+    }
+    const double want = e == 31 ? sign * INFINITY : e == 0 ? sign * std::ldexp(f, -24) : sign * std::ldexp(1024 + f, e - 25);
+    ASSERT_EQ(static_cast<double>(v), want) << h;
+    if (e < 31) {
+      ASSERT_EQ(float16(v).bits, h) << "a value rounds to itself";
+      if (e < 30 || f < 1023) {  // halfway to the next pattern up: to the even one of the two
+        const double up = sign * (e == 0 ? std::ldexp(f + 1, -24) : std::ldexp(1024 + f + 1, e - 25));
+        const auto tie = static_cast<float>((want + up) / 2);
+        ASSERT_EQ(float16(tie).bits, (h & 1) == 0 ? h : h + 1) << h;
+        ASSERT_EQ(float16(std::nextafter(tie, static_cast<float>(want))).bits, h) << h;
+      }
+    }
+  }
+  EXPECT_EQ(float16(65519.996f).bits, 0x7bff);
+  EXPECT_EQ(float16(65520.0f).bits, 0x7c00);
+  EXPECT_EQ(float16(-1e9f).bits, 0xfc00);
+  EXPECT_EQ(float16(std::ldexp(1.0f, -25)).bits, 0x0000) << "half the smallest subnormal ties to zero";
+  EXPECT_EQ(float16(std::nextafter(std::ldexp(1.0f, -25), 1.0f)).bits, 0x0001);
+  EXPECT_EQ(float16(std::bit_cast<float>(0x7f800001u)).bits & 0x7e00, 0x7e00) << "a signalling NaN comes back quiet";
+  EXPECT_EQ(float16(bfloat16(3.0f)).bits, 0x4200);
+  EXPECT_EQ(static_cast<float>(static_cast<bfloat16>(float16(1.5f))), 1.5f);
 }
 
 TEST(Buffer, SixtyFourByteAligned) {

@@ -51,8 +51,8 @@ TEST(BadInput, UnknownDtype) {
 }
 
 TEST(BadInput, DtypeLazytensorDoesNotHold) {
-  expect_refused(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", Bytes(4),
-                 "has dtype F16, which lazytensor does not hold");
+  expect_refused(R"({"a":{"dtype":"U16","shape":[2],"data_offsets":[0,4]}})", Bytes(4),
+                 "has dtype U16, which lazytensor does not hold");
 }
 
 TEST(BadInput, ElementCountOverflows) {

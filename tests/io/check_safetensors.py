@@ -5,7 +5,7 @@ library's loader, only the published format, read with struct and json.
     check_safetensors.py DIR
 
 DIR holds files and manifest.json, which names each file's expected tensors (dtype, shape and
-values; BF16 values as 16-bit patterns) and metadata. Each file must follow the format strictly
+values; BF16 and F16 values as 16-bit patterns) and metadata. Each file must follow the format strictly
 and lay its data out as the reference writer does; its values must be the manifest's."""
 import json
 import os
@@ -14,7 +14,8 @@ import sys
 
 ENUM_ORDER = ["BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16", "F16", "BF16", "I32", "U32", "F32",
               "F64", "I64", "U64"]
-FORMAT = {"BOOL": ("?", 1), "I32": ("i", 4), "I64": ("q", 8), "F32": ("f", 4), "F64": ("d", 8), "BF16": ("H", 2)}
+FORMAT = {"BOOL": ("?", 1), "I32": ("i", 4), "I64": ("q", 8), "F32": ("f", 4), "F64": ("d", 8), "BF16": ("H", 2),
+          "F16": ("H", 2)}
 
 
 def fail(path, message):

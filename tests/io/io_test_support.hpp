@@ -119,6 +119,7 @@ inline Tensor patterned(DType dtype, const Shape& shape, unsigned seed) {
       case DType::f32: { float x = static_cast<float>(v % 100003) / 7.0f - 1000; std::memcpy(p, &x, 4); break; }
       case DType::f64: { double x = static_cast<double>(v % 1000003) / 13.0 - 3e4; std::memcpy(p, &x, 8); break; }
       case DType::bf16: { auto x = static_cast<std::uint16_t>(0x3f00 + v % 0x200); std::memcpy(p, &x, 2); break; }
+      case DType::f16: { auto x = static_cast<std::uint16_t>(0x3800 + v % 0x800); std::memcpy(p, &x, 2); break; }
     }
   }
   return tensor_of_bytes(dtype, shape, bytes);

@@ -52,7 +52,7 @@ class Mutator {
   }
   std::string token() {
     static const char* tokens[] = {"{", "}", "[", "]", "\"", ",", ":", "0", "-1", "1e999", "18446744073709551615",
-                                   "4294967296", "null", "true", "\"F16\"", "\"BOOL\"", "\"__metadata__\"", "\\u0000",
+                                   "4294967296", "null", "true", "\"F16\"", "\"U8\"", "\"BOOL\"", "\"__metadata__\"", "\\u0000",
                                    "[0,0]", "[[[[1]]]]", "\xff", " "};
     return tokens[below(std::size(tokens))];
   }

@@ -5,7 +5,7 @@
 namespace lt::io::testing {
 namespace {
 
-const DType all_dtypes[] = {DType::f32, DType::f64, DType::bf16, DType::i32, DType::i64, DType::boolean};
+const DType all_dtypes[] = {DType::f32, DType::f64, DType::bf16, DType::f16, DType::i32, DType::i64, DType::boolean};
 
 void expect_same(const TensorMap& expected, const TensorMap& actual) {
   ASSERT_EQ(expected.size(), actual.size());

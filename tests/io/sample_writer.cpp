@@ -31,7 +31,7 @@ std::string number(double v) {
   return buf;
 }
 
-/// The values of `t` as JSON numbers (BF16 as their 16-bit patterns, BOOL as true/false).
+/// The values of `t` as JSON numbers (BF16 and F16 as their 16-bit patterns, BOOL as true/false).
 std::string values(const lt::Tensor& t) {
   std::string out = "[";
   lt::Tensor c = t.cpu();
@@ -42,7 +42,8 @@ std::string values(const lt::Tensor& t) {
     case lt::DType::i32: for (auto v : c.to_vector<std::int32_t>()) add(std::to_string(v)); break;
     case lt::DType::i64: for (auto v : c.to_vector<std::int64_t>()) add(std::to_string(v)); break;
     case lt::DType::boolean: for (bool v : c.to_vector<bool>()) add(v ? "true" : "false"); break;
-    case lt::DType::bf16: {
+    case lt::DType::bf16:
+    case lt::DType::f16: {
       lt::Array a = lt::materialize(c);  // made contiguous above
       for (std::int64_t k = 0; k < a.view.numel(); ++k) add(std::to_string(a.view.ptr<std::uint16_t>()[k]));
       break;
@@ -96,7 +97,9 @@ int main(int argc, char** argv) {
                           {"mask", lt::arange(0, 4, 1, lt::cpu, lt::i64) > 1},
                           {"scalar", lt::full({}, 0.25, lt::cpu, lt::f32)},
                           {"empty", lt::zeros({2, 0, 3})},
-                          {"half", lt::tensor_from_array(bf, lt::cpu)}};
+                          {"half", lt::tensor_from_array(bf, lt::cpu)},
+                          {"ieee_half", lt::from_vector(std::vector<lt::float16>{lt::float16(1.5f), lt::float16(-65504.0f),
+                                                                                 lt::float16::from_bits(0x0001)})}};
     lt::Metadata metadata{{"format", "pt"}, {"note", "written by io_sample_writer"}};
     lt::save(tensors, dir + "/sample.safetensors", metadata);
 

@@ -88,7 +88,7 @@ LT_OP_TEST(attention) {
   cases.push_back({"f64", {q, k, v}, sdpa, attention_ref(q, k, v, nullptr, DType::f64), 1e-12, 1e-12});
   // bf16 operands take the composite path (products, softmax, product), each op rounding to
   // bf16 as PyTorch's math path does, not the fused op's single rounding this reference models.
-  for (OpCase& c : cases) c.bf16_variant = false;
+  for (OpCase& c : cases) c.low_precision_variant = false;
   return cases;
 }
 

@@ -132,9 +132,11 @@ Ref max_pool_backward_ref(const Ref& g, const Ref& x, std::int64_t k, std::int64
             if (best < 0 || (!std::isnan(x.v[static_cast<std::size_t>(best)]) && (std::isnan(v) || v > x.v[static_cast<std::size_t>(best)])))
               best = at;
           }
+        // Added up in the dtype the op computes in, and rounded to x's once at the end.
         double& dst = r.v[static_cast<std::size_t>(best)];
-        dst = round_to(x.dtype, dst + g.v[static_cast<std::size_t>((nc * OH + i) * OW + j)]);
+        dst = round_intermediate(x.dtype, dst + g.v[static_cast<std::size_t>((nc * OH + i) * OW + j)]);
       }
+  for (double& v : r.v) v = round_to(x.dtype, v);
   return r;
 }
 

@@ -28,9 +28,10 @@ struct Ref {
   }
 };
 
-/// The dtype that cases written for f32 run in: bf16 while the driver runs the table in bf16.
-/// Then f32 values of the references round to bf16 (inputs, and results, once per op) and
-/// the driver stores f32 inputs as bf16 and expects bf16 where the case expects f32.
+/// The dtype that cases written for f32 run in: bf16 or f16 while the driver runs the table in
+/// that low-precision dtype. Then f32 values of the references round to it (inputs, and
+/// results, once per op) and the driver stores f32 inputs in it and expects it where the case
+/// expects f32.
 inline DType& f32_stands_for() {
   static DType t = DType::f32;
   return t;
@@ -47,13 +48,27 @@ inline double round_bf16(double x) {
   return std::abs(r) >= std::ldexp(1.0, 128) ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
 }
 
+/// x rounded to f16 (11 significant bits, exponents down to 2^-14, subnormals to 2^-24, the
+/// largest finite 65504), to nearest even: computed here from the definition, not by the
+/// library's conversion.
+inline double round_f16(double x) {
+  if (!std::isfinite(x) || x == 0) return x;
+  int e;
+  std::frexp(x, &e);  // |x| in [2^(e-1), 2^e)
+  const double quantum = std::ldexp(1.0, std::max(e, -13) - 11);  // subnormals: a fixed quantum
+  const double r = std::nearbyint(x / quantum) * quantum;         // the default mode: ties to even
+  return std::abs(r) >= 65536.0 ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
+}
+
 /// Rounds x as storing it in dtype t would.
 inline double round_to(DType t, double x) {
   switch (t) {
     case DType::f32:
       if (f32_stands_for() == DType::bf16) return round_bf16(x);
+      if (f32_stands_for() == DType::f16) return round_f16(x);
       return static_cast<double>(static_cast<float>(x));
     case DType::bf16: return round_bf16(x);
+    case DType::f16: return round_f16(x);
     case DType::i32: return static_cast<double>(static_cast<std::int32_t>(x));
     case DType::i64: return static_cast<double>(static_cast<std::int64_t>(x));
     case DType::boolean: return x != 0 ? 1.0 : 0.0;
@@ -62,7 +77,7 @@ inline double round_to(DType t, double x) {
 }
 
 /// Rounds x as an op computing in dtype t rounds a value it goes on computing with: in the
-/// bf16 run, f32 is still f32 (an op rounds to bf16 once, its result).
+/// low-precision runs, f32 is still f32 (an op rounds to bf16 or f16 once, its result).
 inline double round_intermediate(DType t, double x) {
   return t == DType::f32 ? static_cast<double>(static_cast<float>(x)) : round_to(t, x);
 }
@@ -165,7 +180,7 @@ struct OpCase {
   double rtol = 1e-5;
   double atol = 1e-6;
   bool strided_variant = true;  // also run with every input made a strided view
-  bool bf16_variant = true;     // also run in bf16 (f32 inputs and results as bf16)
+  bool low_precision_variant = true;  // also run in bf16 and f16 (f32 inputs and results in them)
 };
 
 using CaseList = std::vector<OpCase>;

@@ -24,13 +24,13 @@ Ref doubled(const Ref& r) {
   return d;
 }
 
-/// The dtype a case's f32 stands for in the current run (f32, or bf16 in the bf16 run).
+/// The dtype a case's f32 stands for in the current run (f32, or bf16 or f16 in their runs).
 DType as_run(DType t) { return t == DType::f32 ? f32_stands_for() : t; }
 
-/// Whether the bf16 run takes case `c`: it has an f32 operand. Creation ops take a dtype,
-/// not operands: their bf16 results are checked in creation_cases.cpp.
-bool runs_in_bf16(const OpDesc& op, const OpCase& c) {
-  if (!c.bf16_variant || op.kind == OpKind::creation || op.kind == OpKind::collective) return false;
+/// Whether the low-precision runs take case `c`: it has an f32 operand. Creation ops take a
+/// dtype, not operands: their low-precision results are checked in creation_cases.cpp.
+bool runs_in_low_precision(const OpDesc& op, const OpCase& c) {
+  if (!c.low_precision_variant || op.kind == OpKind::creation || op.kind == OpKind::collective) return false;
   for (const Ref& r : c.inputs)
     if (r.dtype == DType::f32) return true;
   return false;
@@ -40,10 +40,13 @@ void expect_matches(const Tensor& got, const OpCase& c, const std::string& where
   SCOPED_TRACE(where);
   ASSERT_EQ(got.dtype(), as_run(c.expected.dtype)) << "dtype";
   ASSERT_EQ(got.sizes(), c.expected.shape) << "shape";
-  // bf16 results: the f32 result rounded once more, so one unit in the last of bf16's 8 bits
-  // (2^-7 of the value at most) beyond the case's f32 tolerance.
-  const double rtol = c.rtol + (got.dtype() == DType::bf16 ? std::ldexp(1.0, -7) : 0.0);
-  std::vector<double> v = got.dtype() == DType::bf16 ? got.to(DType::f64).to_vector<double>() : got.to_vector<double>();
+  // Low-precision results: the f32 result rounded once more, so one unit in the last of
+  // their significant bits (bf16's 8: 2^-7 of the value at most; f16's 11: 2^-10) beyond the
+  // case's f32 tolerance.
+  const double rtol = c.rtol + (got.dtype() == DType::bf16 ? std::ldexp(1.0, -7)
+                                : got.dtype() == DType::f16 ? std::ldexp(1.0, -10)
+                                                            : 0.0);
+  std::vector<double> v = is_low_precision(got.dtype()) ? got.to(DType::f64).to_vector<double>() : got.to_vector<double>();
   ASSERT_EQ(v.size(), c.expected.v.size());
   for (std::size_t k = 0; k < v.size(); ++k) {
     double want = c.expected.v[k], have = v[k];
@@ -78,7 +81,7 @@ void run_case(const OpDesc& op, const OpCase& c, bool strided, Device dev) {
   for (const Ref& r : c.inputs) {
     bool make_strided = strided && !r.shape.empty() && r.shape.back() > 0;
     Tensor t = to_tensor(make_strided ? doubled(r) : r);
-    if (as_run(r.dtype) != r.dtype) t = t.to(as_run(r.dtype));  // exact: the values are bf16's
+    if (as_run(r.dtype) != r.dtype) t = t.to(as_run(r.dtype));  // exact: the values are the run dtype's
     t = t.to(dev);
     inputs.push_back(make_strided ? t.slice(-1, 0, std::nullopt, 2) : t);
   }
@@ -110,32 +113,35 @@ TEST_P(OpReference, MatchesPlainLoopReference) {
     }
 }
 
-/// The same table in bf16: each case with f32 operands runs with them stored as bf16, its
-/// reference computed in f64 on the bf16 values and rounded to bf16, as the op rounds its f32
-/// result once. An op with f32 cases must have some that run in bf16.
-TEST_P(OpReference, MatchesPlainLoopReferenceInBf16) {
-  const OpDesc& op = *GetParam();
+/// The table in a low-precision dtype: each case with f32 operands runs with them stored in
+/// it, its reference computed in f64 on the stored values and rounded to it, as the op
+/// rounds its f32 result once. An op with f32 cases must have some that run.
+void matches_plain_loop_reference_in(DType low, const OpDesc& op) {
   auto entry = op_table().find(op.id);
   ASSERT_NE(entry, op_table().end()) << op.name << " has no reference cases";
-  f32_stands_for() = DType::bf16;
+  f32_stands_for() = low;
   struct Restore {
     ~Restore() { f32_stands_for() = DType::f32; }
   } restore;
   CaseList cases = entry->second();
   int ran = 0;
-  bool has_f32 = false;  // f32 cases not opted out of the bf16 run (bf16_variant = false)
+  bool has_f32 = false;  // f32 cases not opted out of the low-precision runs
   for (const OpCase& c : cases) {
-    for (const Ref& r : c.inputs) has_f32 = has_f32 || (c.bf16_variant && r.dtype == DType::f32);
-    has_f32 = has_f32 || (c.bf16_variant && c.expected.dtype == DType::f32);
-    if (!runs_in_bf16(op, c)) continue;
+    for (const Ref& r : c.inputs) has_f32 = has_f32 || (c.low_precision_variant && r.dtype == DType::f32);
+    has_f32 = has_f32 || (c.low_precision_variant && c.expected.dtype == DType::f32);
+    if (!runs_in_low_precision(op, c)) continue;
     ++ran;
     for (bool strided : {false, true}) {
       if (strided && !c.strided_variant) continue;
       for (Device dev : {cpu, device()}) run_case(op, c, strided, dev);
     }
   }
-  if (has_f32 && op.kind != OpKind::collective && op.kind != OpKind::creation) EXPECT_GT(ran, 0) << op.name << " has f32 cases but none in bf16";
+  if (has_f32 && op.kind != OpKind::collective && op.kind != OpKind::creation)
+    EXPECT_GT(ran, 0) << op.name << " has f32 cases but none in " << name(low);
 }
+
+TEST_P(OpReference, MatchesPlainLoopReferenceInBf16) { matches_plain_loop_reference_in(DType::bf16, *GetParam()); }
+TEST_P(OpReference, MatchesPlainLoopReferenceInF16) { matches_plain_loop_reference_in(DType::f16, *GetParam()); }
 
 std::string op_name(const ::testing::TestParamInfo<const OpDesc*>& info) { return std::string(info.param->name); }
 

@@ -9,12 +9,13 @@
 #include <utility>
 
 #include "lazytensor/core/bfloat16.hpp"
+#include "lazytensor/core/float16.hpp"
 #include "lazytensor/core/error.hpp"
 
 namespace lt {
 
 /// Element type of a tensor. The numbering is stable: it enters hashes and files.
-enum class DType : std::uint8_t { boolean = 0, i32 = 1, i64 = 2, f32 = 3, f64 = 4, bf16 = 5 };
+enum class DType : std::uint8_t { boolean = 0, i32 = 1, i64 = 2, f32 = 3, f64 = 4, bf16 = 5, f16 = 6 };
 
 inline constexpr DType boolean = DType::boolean;
 inline constexpr DType i32 = DType::i32;
@@ -22,6 +23,7 @@ inline constexpr DType i64 = DType::i64;
 inline constexpr DType f32 = DType::f32;
 inline constexpr DType f64 = DType::f64;
 inline constexpr DType bf16 = DType::bf16;
+inline constexpr DType f16 = DType::f16;  ///< IEEE half precision (torch.half)
 
 /// What kind of number a dtype holds; promotion never goes to a lower category.
 enum class DTypeCategory : std::uint8_t { boolean, integral, floating };
@@ -47,6 +49,7 @@ inline constexpr DTypeInfo dtype_table[] = {
     {DType::f32, "f32", 4, DTypeCategory::floating, 2, DType::f32, "F32", 11},
     {DType::f64, "f64", 8, DTypeCategory::floating, 3, DType::f64, "F64", 12},
     {DType::bf16, "bf16", 2, DTypeCategory::floating, 1, DType::f32, "BF16", 8},
+    {DType::f16, "f16", 2, DTypeCategory::floating, 1, DType::f32, "F16", 7},
 };
 inline constexpr std::size_t dtype_count = std::size(dtype_table);
 static_assert(
@@ -83,15 +86,16 @@ template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType
 template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
 template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::bf16; };
+template <> struct dtype_of<float16> { static constexpr DType value = DType::f16; };
 /// @endcond
 template <class T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
 
 /// A type tag for dtype dispatch.
 template <class T> struct Tag { using type = T; /**< The tagged type. */ };
 
-/// Calls `f(Tag<T>{})` with the C++ type that computing kernels use for `t`. bf16 has none:
-/// the tracer records bf16 arithmetic as f32 between casts (lt::record), so only
-/// conversions and copies see it (visit_storage).
+/// Calls `f(Tag<T>{})` with the C++ type that computing kernels use for `t`. Low-precision
+/// floats (bf16, f16) have none: the tracer records their arithmetic as f32 between casts
+/// (lt::record), so only conversions and copies see them (visit_storage).
 template <class F>
 decltype(auto) visit(DType t, F&& f) {
   switch (t) {
@@ -100,16 +104,18 @@ decltype(auto) visit(DType t, F&& f) {
     case DType::i64: return f(Tag<std::int64_t>{});
     case DType::f32: return f(Tag<float>{});
     case DType::f64: return f(Tag<double>{});
-    case DType::bf16: break;
+    case DType::bf16:
+    case DType::f16: break;
   }
   fail("dtype ", name(t), " has no computing kernels (it computes in f32)");
 }
 
-/// Calls `f(Tag<T>{})` with the C++ type stored by `t`, bfloat16 included: for conversions
+/// Calls `f(Tag<T>{})` with the C++ type stored by `t`, bfloat16 and float16 included: for conversions
 /// and copies, which `static_cast` between any two of these types.
 template <class F>
 decltype(auto) visit_storage(DType t, F&& f) {
   if (t == DType::bf16) return f(Tag<bfloat16>{});
+  if (t == DType::f16) return f(Tag<float16>{});
   return visit(t, std::forward<F>(f));
 }
 

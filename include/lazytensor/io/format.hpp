@@ -27,7 +27,7 @@ using Metadata = std::map<std::string, std::string>;
 /// Headers larger than this are refused, as the reference reader does (100 MB).
 inline constexpr std::uint64_t max_header_bytes = 100'000'000;
 
-/// safetensors' name of a lazytensor dtype: F32, F64, BF16, I32, I64, BOOL.
+/// safetensors' name of a lazytensor dtype: F32, F64, BF16, F16, I32, I64, BOOL.
 constexpr std::string_view safetensors_name(DType t) { return is_dtype(t) ? dtype_info(t).safetensors : "?"; }
 
 /// The dtype named `name` in a header, or nullopt where lazytensor has no such dtype.
@@ -37,10 +37,10 @@ inline std::optional<DType> dtype_from_safetensors_name(std::string_view name) {
   return std::nullopt;
 }
 
-/// Whether `name` is a dtype of the format that lazytensor does not hold (F16, U8, ...), as
+/// Whether `name` is a dtype of the format that lazytensor does not hold (U8, F8_E4M3, ...), as
 /// opposed to a name the format does not know at all.
 inline bool is_other_safetensors_dtype(std::string_view name) {
-  for (std::string_view other : {"F16", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "I8", "U8",
+  for (std::string_view other : {"F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "I8", "U8",
                                   "I16", "U16", "U32", "U64", "C64"})
     if (name == other) return true;
   return false;

@@ -83,7 +83,7 @@ inline TensorEntry parse_tensor(const std::string& name, const nlohmann::json& i
   std::optional<DType> t = dtype_from_safetensors_name(dtype_name);
   if (!t && is_other_safetensors_dtype(dtype_name))
     fail("header: tensor ", q, " has dtype ", dtype_name,
-         ", which lazytensor does not hold (it reads F32, F64, BF16, I32, I64 and BOOL)");
+         ", which lazytensor does not hold (it reads F32, F64, BF16, F16, I32, I64 and BOOL)");
   LT_CHECK(t.has_value(), "header: tensor ", q, " has an unknown dtype ", quote_name(dtype_name));
   e.dtype = *t;
 

@@ -23,7 +23,7 @@ inline void check_reducible(const Meta& m) {
            "reduces f32, f64, i32 and i64 values, not ", m.dtype);
 }
 inline void check_transferable(const Meta& m) {
-  LT_CHECK(m.dtype != DType::bf16, "bf16 values are not supported yet");
+  LT_CHECK(!is_low_precision(m.dtype), name(m.dtype), " values are not supported yet");
 }
 inline void check_dim(const Meta& m, std::int64_t dim) {
   LT_CHECK(m.shape.rank() > 0, "needs a tensor of rank 1 or more, got a scalar");

@@ -74,7 +74,7 @@ inline TileGeometry matmul_geometry(std::span<const Meta> in, const Meta& out) {
 /// Whether a matmul writes its result in its own dtype, so that it can run tile by tile into
 /// the caller's memory (integers narrower than i64 are computed in i64, then narrowed).
 inline bool matmul_fits_tiles(std::span<const Meta> in, const Meta& out) {
-  return in.size() == 2 && out.dtype != DType::bf16 && kernels::compute_dtype(out.dtype) == out.dtype &&
+  return in.size() == 2 && !is_low_precision(out.dtype) && kernels::compute_dtype(out.dtype) == out.dtype &&
          out.shape.numel() > 0;
 }
 
@@ -129,8 +129,9 @@ inline void matmul_bf16(std::span<const View> in, const View& out) {
 
 inline void matmul_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
   if (kernels::product_takes_bf16(in, out)) return matmul_bf16(in, out);
-  // bf16 operands are taken as stored: widened to f32 here where the CPU has no bf16 products.
-  const DType t = out.dtype == DType::bf16 ? DType::f32 : kernels::compute_dtype(out.dtype);
+  // Low-precision operands are taken as stored: widened to f32 here where the CPU has no
+  // products of their own (f16 always; bf16 without AVX512-BF16).
+  const DType t = is_low_precision(out.dtype) ? dtype_info(out.dtype).compute : kernels::compute_dtype(out.dtype);
   const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};
   const Meta computed{out.shape, t};
   Array keep_c;

@@ -273,8 +273,8 @@ void for_each_image_group(const ConvGeometry& g, DType dtype, F&& f) {
   });
 }
 
-/// `kernel` on two bf16 operands widened to f32, its result rounded once into `out`: bf16
-/// products where the CPU has no bf16 instructions (or LT_BF16_GEMM=plain).
+/// `kernel` on two low-precision operands widened to f32, its result rounded once into `out`:
+/// f16 products, and bf16 ones where the CPU has no bf16 instructions (or LT_BF16_GEMM=plain).
 inline void widened_to_f32(void (*kernel)(std::span<const View>, const View&, const Attrs&), std::span<const View> in,
                            const View& out, const Attrs& attrs) {
   Array x = Array::empty(DType::f32, in[0].shape), w = Array::empty(DType::f32, in[1].shape);
@@ -312,7 +312,7 @@ inline TileGeometry conv2d_geometry(std::span<const Meta>, const Meta& out) {
 }
 /// Floating results are computed in their own dtype: every such convolution runs tile by tile.
 inline bool conv2d_fits_tiles(std::span<const Meta> in, const Meta& out) {
-  return in.size() == 2 && is_floating(out.dtype) && out.dtype != DType::bf16 && out.shape.numel() > 0;
+  return in.size() == 2 && is_floating(out.dtype) && !is_low_precision(out.dtype) && out.shape.numel() > 0;
 }
 
 namespace detail {
@@ -379,7 +379,7 @@ inline void conv2d_bf16(std::span<const View> in, const View& out, const Attrs& 
 
 inline void conv2d_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
   if (kernels::product_takes_bf16(in, out)) return conv2d_bf16(in, out, attrs);
-  if (out.dtype == DType::bf16) return detail::widened_to_f32(&conv2d_kernel, in, out, attrs);
+  if (is_low_precision(out.dtype)) return detail::widened_to_f32(&conv2d_kernel, in, out, attrs);
   const std::array<Meta, 2> metas = {Meta{in[0].shape, in[0].dtype}, Meta{in[1].shape, in[1].dtype}};
   const Meta m{out.shape, out.dtype};
   TilesInPlace sink(out, conv2d_geometry(metas, m));
@@ -427,7 +427,7 @@ inline void conv2d_input_grad_bf16(std::span<const View> in, const View& out, co
 /// back into the zeroed image.
 inline void conv2d_input_grad_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
   if (kernels::product_takes_bf16(in, out)) return conv2d_input_grad_bf16(in, out, attrs);
-  if (out.dtype == DType::bf16) return detail::widened_to_f32(&conv2d_input_grad_kernel, in, out, attrs);
+  if (is_low_precision(out.dtype)) return detail::widened_to_f32(&conv2d_input_grad_kernel, in, out, attrs);
   Array yc, wc;
   const View yv = detail::contiguous_operand(in[0], yc), wv = detail::contiguous_operand(in[1], wc);
   const ConvGeometry g = detail::conv_geometry(ConvParams(decode<Conv2dGradAttrs>(attrs).conv), out.shape, wv.shape, yv.shape);
@@ -457,7 +457,7 @@ inline Meta conv2d_weight_grad_infer(std::span<const Meta> in, const Attrs& a) {
 /// same for every thread count). Per run and group: the gradient [og, images x pixels] times
 /// the images' columns, transposed; the runs' sums then add in run order.
 inline void conv2d_weight_grad_kernel(std::span<const View> in, const View& out, const Attrs& attrs) {
-  if (out.dtype == DType::bf16 && !kernels::product_takes_bf16(in, out))
+  if (is_low_precision(out.dtype) && !kernels::product_takes_bf16(in, out))
     return detail::widened_to_f32(&conv2d_weight_grad_kernel, in, out, attrs);
   Array xc, yc;
   const View xv = detail::contiguous_operand(in[0], xc), yv = detail::contiguous_operand(in[1], yc);

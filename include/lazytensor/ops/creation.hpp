@@ -208,6 +208,12 @@ inline void rand_kernel(std::span<const View>, const View& out, const Attrs& att
         d[first + k] = bfloat16::from_bits(
             static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(w[k] >> 8) * 0x1p-24f) >> 16));
     });
+  } else if (out.dtype == DType::f16) {
+    // 11 bits of a word, as many as an f16 holds: every draw exact, none 1.
+    auto* d = out.ptr<float16>();
+    fill_blocks(out, a, 4, [d](const Block& w, std::int64_t first, std::int64_t count) {
+      for (std::int64_t k = 0; k < count; ++k) d[first + k] = float16(static_cast<float>(w[k] >> 21) * 0x1p-11f);
+    });
   } else {
     double* d = out.ptr<double>();
     fill_blocks(out, a, 2, [d](const Block& w, std::int64_t first, std::int64_t count) {

@@ -25,7 +25,7 @@ inline Meta scalar_infer(std::span<const Meta>, const Attrs& a) {
 inline void scalar_kernel(std::span<const View>, const View& out, const Attrs& a) {
   auto s = decode<ScalarAttrs>(a);
   visit_storage(out.dtype, [&]<class T>(Tag<T>) {
-    constexpr bool floating = std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>;
+    constexpr bool floating = std::is_floating_point_v<T> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>;
     *out.ptr<T>() = floating ? static_cast<T>(s.real) : static_cast<T>(s.integer.value);
   });
 }

@@ -10,7 +10,7 @@ namespace lt::creation {
 
 /// How many elements of `op` with dtype t one Philox block gives.
 inline std::int64_t elements_per_block(const OpDesc& op, DType t) {
-  return op.id == OpId::rand && t == DType::f32 ? 4 : 2;
+  return op.id == OpId::rand && (t == DType::f32 || t == DType::f16) ? 4 : 2;
 }
 
 /// The number of Philox blocks a call of `op` producing `out` draws.

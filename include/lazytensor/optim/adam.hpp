@@ -29,7 +29,7 @@ struct AdamParamGroup {
   std::vector<Tensor> params;
   /// @{
   /// The group's own options; empty: the optimizer's.
-  std::optional<double> lr, beta1, beta2, eps, weight_decay;
+  std::optional<double> lr{}, beta1{}, beta2{}, eps{}, weight_decay{};
   /// @}
 };
 

@@ -25,7 +25,8 @@ constexpr bool converts_exactly(DType from, DType to) {
   if (from == to || from == DType::boolean) return true;
   switch (from) {
     case DType::i32: return to == DType::i64 || to == DType::f64;
-    case DType::bf16: return to == DType::f32 || to == DType::f64;
+    case DType::bf16:
+    case DType::f16: return to == DType::f32 || to == DType::f64;
     case DType::f32: return to == DType::f64;
     default: return false;
   }

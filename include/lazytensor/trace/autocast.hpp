@@ -1,8 +1,9 @@
 #pragma once
 // Autocast: a per-thread recording policy, torch.autocast's on the CPU. Under it, products
-// (matmul and the convolutions) cast their f32 operands to bf16 and multiply in bf16 with f32
-// accumulation; the ops that lose most in bf16 (sums, means, variances, exp, log, pow and
-// the composites built on them: softmax, norms, losses) cast bf16 operands to f32. Other ops
+// (matmul and the convolutions) cast their f32 operands to the autocast dtype (bf16 or f16)
+// and multiply with f32 accumulation; the ops that lose most in low precision (sums, means,
+// variances, exp, log, pow and the composites built on them: softmax, norms, losses) cast
+// such operands to f32. Other ops
 // run in their operands' dtype, mixed operands promoting to the widest. The casts are ops of
 // the graph, so a step traced under autocast has a graph, hence a plan, of its own; their
 // gradients are casts back, so the gradients of f32 leaves stay f32. A cast of device data
@@ -29,7 +30,7 @@ constinit inline thread_local DType autocast_state = DType::f32;
 /// Whether ops the calling thread records now are autocast.
 inline bool autocast_enabled() noexcept { return detail::autocast_state != DType::f32; }
 
-/// The dtype products run in under the calling thread's autocast: bf16, or f32 when it is off.
+/// The dtype products run in under the calling thread's autocast: bf16 or f16, or f32 when it is off.
 inline DType autocast_dtype() noexcept { return detail::autocast_state; }
 
 /// Turns autocast on (`lt::autocast guard(lt::bf16);`) or off (`lt::autocast guard(lt::f32);`,
@@ -39,15 +40,15 @@ inline DType autocast_dtype() noexcept { return detail::autocast_state; }
 /// dtypes the forward ops chose.
 class autocast {
  public:
-  /// Autocast to `dtype` (bf16; f32 turns it off) while this guard lives; `enabled = false`
+  /// Autocast to `dtype` (bf16 or f16; f32 turns it off) while this guard lives; `enabled = false`
   /// turns it off whatever `dtype` is. Any other dtype is an lt::Error. With `cache_enabled`
   /// (torch.autocast's), a cast of device data that no gradient flows through is made once and
   /// kept with that data, for every later step that reads the same value; false casts it afresh
   /// each time. Either way the values are the same.
   explicit autocast(DType dtype = DType::bf16, bool enabled = true, bool cache_enabled = true)
       : previous_(detail::autocast_state), previous_cache_(detail::autocast_cache_state) {
-    if (dtype != DType::bf16 && dtype != DType::f32)
-      fail("autocast: expected dtype bf16 (or f32 to turn autocast off), got ", name(dtype));
+    if (!is_low_precision(dtype) && dtype != DType::f32)
+      fail("autocast: expected dtype bf16 or f16 (or f32 to turn autocast off), got ", name(dtype));
     detail::autocast_state = enabled ? dtype : DType::f32;
     detail::autocast_cache_state = cache_enabled;
   }

@@ -148,28 +148,29 @@ void emit_into(Tensor& dst, long passing, const OpDesc& op, std::span<const Tens
 
 namespace lt::detail {
 
-/// Whether `op` on operands `metas` computes on bf16 values: then it is recorded in f32
-/// between casts (record_in_f32). A creation op makes bf16 when its dtype attribute says so.
-inline bool computes_bf16(const OpDesc& op, std::span<const Meta> metas, const Attrs& attrs) {
+/// Whether `op` on operands `metas` computes on low-precision values (bf16, f16): then it is
+/// recorded in f32 between casts (record_in_f32). A creation op makes them when its dtype
+/// attribute says so.
+inline bool computes_low_precision(const OpDesc& op, std::span<const Meta> metas, const Attrs& attrs) {
   if (takes_bf16_storage(op)) return false;
-  if (op.kind == OpKind::creation) return creation_dtype(attrs) == DType::bf16;
+  if (op.kind == OpKind::creation) return is_low_precision(creation_dtype(attrs));
   for (const Meta& m : metas)
-    if (m.dtype == DType::bf16) return true;
+    if (is_low_precision(m.dtype)) return true;
   return false;
 }
 
-/// `op` on `inputs`, whose result `out` was inferred and checked with their bf16 dtypes (so
-/// promotion is PyTorch's and a bad operand failed before anything was recorded): the bf16
-/// inputs cast to f32, the op in f32, its result cast to bf16 where `out` is bf16. Each op
-/// result is thereby rounded to bf16 once, as PyTorch's CPU kernels round; fusion merges the
-/// casts into the loops of their neighbours, and autograd passes through them.
+/// `op` on `inputs`, whose result `out` was inferred and checked with their own dtypes (so
+/// promotion is PyTorch's and a bad operand failed before anything was recorded): the
+/// low-precision inputs cast to f32, the op in f32, its result cast back where `out` is
+/// low-precision. Each op result is thereby rounded once, as PyTorch's CPU kernels round;
+/// fusion merges the casts into the loops of their neighbours, and autograd passes through them.
 Tensor record_in_f32(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, const Meta& out, Device device) {
   std::vector<Tensor> widened(inputs.begin(), inputs.end());
   for (Tensor& t : widened)
-    if (t.dtype() == DType::bf16) t = record_cast(t, DType::f32);
+    if (is_low_precision(t.dtype())) t = record_cast(t, DType::f32);
   if (op.kind == OpKind::creation) set_creation_dtype(attrs, DType::f32);
   Tensor result = record(op, widened, std::move(attrs), device);
-  if (out.dtype == DType::bf16 && result.dtype() != DType::bf16) result = record_cast(result, DType::bf16);
+  if (is_low_precision(out.dtype) && result.dtype() != out.dtype) result = record_cast(result, out.dtype);
   LT_CHECK(result.dtype() == out.dtype, op.name, ": computed in f32 as ", name(result.dtype()), ", inferred ",
            name(out.dtype));
   return result;
@@ -195,7 +196,7 @@ Tensor record(const OpDesc& op, std::span<const Tensor> inputs, Attrs attrs, Dev
   Meta out = check_and_infer(op, refs, metas, attrs, device);
   if (autocast_enabled()) [[unlikely]]
     if (std::optional<Tensor> cast = detail::autocast_record(op, inputs, attrs, device)) return std::move(*cast);
-  if (detail::computes_bf16(op, metas, attrs)) [[unlikely]]
+  if (detail::computes_low_precision(op, metas, attrs)) [[unlikely]]
     return detail::record_in_f32(op, inputs, std::move(attrs), out, device);
   if (inputs.size() == 1 && inputs[0].device().is_lazy() && !detail::any_requires_grad(inputs))
     if (NodePtr alt = detail::identity_operand(op, std::span(&inputs[0].impl().node, 1), attrs))

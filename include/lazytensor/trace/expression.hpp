@@ -76,9 +76,9 @@ ExprInfo check_expr(const hana::tuple<Xs...>& operands, const attrs_storage<Op>&
   ExprInfo info{check_and_infer(Op, refs, metas, *a, device), device, DType::f32, true};
   using rule = typename std::remove_cvref_t<decltype(Op)>::rule;
   info.compute = kernels::compute_dtype(rule::compute(std::span<const Meta>(metas), info.meta.dtype));
-  // bf16 operands record op by op, each in f32 between casts (trace/definitions.hpp).
-  info.fusible = info.meta.dtype != DType::bf16;
-  for (const Meta& m : metas) info.fusible = info.fusible && m.dtype != DType::bf16;
+  // Low-precision operands record op by op, each in f32 between casts (trace/definitions.hpp).
+  info.fusible = !is_low_precision(info.meta.dtype);
+  for (const Meta& m : metas) info.fusible = info.fusible && !is_low_precision(m.dtype);
   // Likewise under bf16 storage, where f32 values on lazy devices are bf16 (trace/bf16_storage.hpp).
   info.fusible = info.fusible && !(device.is_lazy() && bf16_storage());
   hana::for_each(operands, [&]<class X>(const X& x) {

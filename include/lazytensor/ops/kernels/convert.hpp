@@ -5,13 +5,20 @@
 // of, is written on the bits so that it vectorises: widening is a shift, narrowing is
 // bfloat16::round (nearest even, a NaN kept quiet) with its branch made a select.
 // (vcvtneps2bf16 is not used: it flushes subnormal inputs to zero, which bfloat16 does not.)
+// f32 <-> f16 runs on F16C's conversions where the level has them (x86-64-v3 and up): they
+// round as lt::float16 does, bit for bit, subnormals and NaNs included.
 #include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 #include "lazytensor/core/bfloat16.hpp"
+#include "lazytensor/core/float16.hpp"
 #include "lazytensor/core/dtype.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernels/packet.hpp"
@@ -25,10 +32,41 @@ namespace lt::kernels {
   return static_cast<std::uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
 }
 
+/// f16 values widened to f32, exactly.
+inline void widen_f16_run(const float16* s, float* d, std::int64_t n) {
+  std::int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i))));
+#endif
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+#endif
+  for (; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
+
+/// f32 values rounded to f16, to nearest even.
+inline void narrow_f16_run(const float* s, float16* d, std::int64_t n) {
+  std::int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm512_cvtps_ph(_mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; i < n; ++i) d[i] = float16(s[i]);
+}
+
 /// d[i] = static_cast<To>(s[i]) for i < n, as load_chunk converts.
 template <class From, class To>
 void convert_run(const From* s, To* d, std::int64_t n) {
-  if constexpr (std::is_same_v<From, float> && std::is_same_v<To, bfloat16>) {
+  if constexpr (std::is_same_v<From, float16> && std::is_same_v<To, float>) {
+    widen_f16_run(s, d, n);
+  } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, float16>) {
+    narrow_f16_run(s, d, n);
+  } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, bfloat16>) {
     auto* out = reinterpret_cast<std::uint16_t*>(d);
     for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_bits_of(s[i]);
   } else if constexpr (std::is_same_v<From, bfloat16> && std::is_same_v<To, float>) {

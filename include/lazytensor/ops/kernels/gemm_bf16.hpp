@@ -262,6 +262,7 @@ inline void gemm_bf16_serial(const Bf16GemmArgs& g) {
   detail::pack_b_panels(g, b, 0, (g.m + 15) / 16);
   for (std::int64_t j0 = 0; j0 < g.m; j0 += detail::bf16_nc) detail::bf16_block(g, b, 0, g.n, j0, std::min(g.m, j0 + detail::bf16_nc));
 #else
+  (void)g;
   fail("bf16 products by AVX512-BF16 are not compiled in for this target");
 #endif
 }
