@@ -112,7 +112,8 @@ class AttrReader {
       f = static_cast<F>(next(in_.ints, ints_, "integer"));
     }
   }
-  template <class List> static auto next(const List& list, std::size_t& at, const char* what) {
+  template <class List>
+  static auto next(const List& list, std::size_t& at, const char* what) -> std::remove_cvref_t<decltype(list[0])> {
     LT_CHECK(at < list.size(), "expected more than ", list.size(), " ", what, " attributes");
     return list[at++];
   }
