@@ -31,10 +31,10 @@ enum class DTypeCategory : std::uint8_t { boolean, integral, floating };
 /// A dtype's properties. Everything that differs between dtypes, other than the C++ type that
 /// stores it (dtype_of, visit), is read from here.
 struct DTypeInfo {
-  DType dtype;
+  DType dtype;                   ///< the dtype described
   std::string_view name;         ///< as printed: "f32"
   std::size_t size;              ///< bytes per element
-  DTypeCategory category;
+  DTypeCategory category;        ///< boolean, integral or floating
   int rank;                      ///< width within its category: the wider of two promotes
   DType compute;                 ///< the dtype its arithmetic runs in: f32 for low-precision floats
   std::string_view safetensors;  ///< the safetensors dtype name
