@@ -37,28 +37,22 @@ inline DType& f32_stands_for() {
   return t;
 }
 
-/// x rounded to bf16 (8 significant bits, f32's exponent range), to nearest even: computed
-/// here from the definition, not by the library's conversion.
-inline double round_bf16(double x) {
+/// x rounded to nearest even in a binary format of `bits` significant bits whose normals
+/// reach down to 2^(min_e - 1) (below, a fixed quantum: subnormals) and whose values from
+/// 2^overflow_e up are infinite: computed here from the definition, not by the library's
+/// conversions.
+inline double round_binary(double x, int bits, int min_e, int overflow_e) {
   if (!std::isfinite(x) || x == 0) return x;
   int e;
   std::frexp(x, &e);  // |x| in [2^(e-1), 2^e)
-  const double quantum = std::ldexp(1.0, std::max(e, -125) - 8);  // subnormals: a fixed quantum
-  const double r = std::nearbyint(x / quantum) * quantum;         // the default mode: ties to even
-  return std::abs(r) >= std::ldexp(1.0, 128) ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
+  const double quantum = std::ldexp(1.0, std::max(e, min_e) - bits);
+  const double r = std::nearbyint(x / quantum) * quantum;  // the default mode: ties to even
+  return std::abs(r) >= std::ldexp(1.0, overflow_e) ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
 }
-
-/// x rounded to f16 (11 significant bits, exponents down to 2^-14, subnormals to 2^-24, the
-/// largest finite 65504), to nearest even: computed here from the definition, not by the
-/// library's conversion.
-inline double round_f16(double x) {
-  if (!std::isfinite(x) || x == 0) return x;
-  int e;
-  std::frexp(x, &e);  // |x| in [2^(e-1), 2^e)
-  const double quantum = std::ldexp(1.0, std::max(e, -13) - 11);  // subnormals: a fixed quantum
-  const double r = std::nearbyint(x / quantum) * quantum;         // the default mode: ties to even
-  return std::abs(r) >= 65536.0 ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
-}
+/// bf16: 8 significant bits, f32's exponent range.
+inline double round_bf16(double x) { return round_binary(x, 8, -125, 128); }
+/// f16: 11 significant bits, normals down to 2^-14, subnormals to 2^-24, the largest finite 65504.
+inline double round_f16(double x) { return round_binary(x, 11, -13, 16); }
 
 /// Rounds x as storing it in dtype t would.
 inline double round_to(DType t, double x) {
