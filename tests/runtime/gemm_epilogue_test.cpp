@@ -267,7 +267,7 @@ TEST(GemmEpilogue, PlansSurviveSerialisationAndRejectForgedGroups) {
   oracle::expect_same_bits_as_reference(back, schedule, ts, "deserialised");
 
   auto group_of_product = [](Plan& p) -> FusionGroup& {
-    return *std::find_if(p.groups.begin(), p.groups.end(), [](const FusionGroup& g) { return g.led_by_product(); });
+    return *std::find_if(p.groups.begin(), p.groups.end(), [](const FusionGroup& g) { return g.kind == GroupKind::product; });
   };
   Plan forged = plan;  // a product that is not the first member
   std::swap(group_of_product(forged).members[0].role, group_of_product(forged).members[1].role);
@@ -282,6 +282,41 @@ TEST(GemmEpilogue, PlansSurviveSerialisationAndRejectForgedGroups) {
   forged = plan;  // a group around a reduction cannot hold a product
   group_of_product(forged).reduced_from = 1;
   EXPECT_THROW(deserialize_plan(serialize_plan(forged)), Error);
+  forged = plan;  // a product leading a group of a kind that has no leader
+  group_of_product(forged).kind = GroupKind::map;
+  EXPECT_THROW(deserialize_plan(serialize_plan(forged)), Error);
+  forged = plan;  // a kind past the known ones
+  group_of_product(forged).kind = static_cast<GroupKind>(group_kinds.size());
+  EXPECT_THROW(deserialize_plan(serialize_plan(forged)), Error);
+}
+
+/// bf16 ops on a product's output run as they do in any other group: each op, recorded as
+/// casts around its f32 form, makes one pass over the tile on its bf16 values.
+TEST(GemmEpilogue, ABf16ChainRunsInOnePassPerOpOnTheProductsTiles) {
+  Tensor x = randn({96, 200}, device()), w = randn({200, 300}, device()), r = randn({96, 300}, device(), bf16);
+  sync();
+  // The product narrowed on its tiles, then three ops on bf16 tensors, each recorded as casts
+  // around its f32 form: one kernel, no value made in full but the result.
+  Tensor y = relu(x.matmul(w).to(bf16) + r) * 0.5f;
+  PlanStats stats = debug::plan_stats({y});
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.gemm_epilogues, 1);
+  EXPECT_EQ(stats.intermediate_bytes, 0);
+  const std::int64_t one_pass_before = metrics::counter("RowLoopBf16Ops");
+  expect_plan_matches_reference({y}, "a bf16 chain on a product");
+  // The add, the relu and the multiplication each ran on bf16 values in one pass.
+  EXPECT_GE(metrics::counter("RowLoopBf16Ops") - one_pass_before, 3);
+  // Against a plain loop: each op rounded to bf16 once.
+  std::vector<float> vx = x.to_vector<float>(), vw = w.to_vector<float>(), vr = Tensor(r.to(f32)).to_vector<float>(),
+                     vy = Tensor(y.to(f32)).to_vector<float>();
+  auto round = [](double v) { return static_cast<double>(static_cast<float>(bfloat16(static_cast<float>(v)))); };
+  for (int i = 0; i < 96; i += 11)
+    for (int j = 0; j < 300; j += 17) {
+      double dot = 0;
+      for (int k = 0; k < 200; ++k) dot += double(vx[static_cast<std::size_t>(i * 200 + k)]) * vw[static_cast<std::size_t>(k * 300 + j)];
+      const double want = round(round(std::max(round(round(dot) + vr[static_cast<std::size_t>(i * 300 + j)]), 0.0)) * 0.5);
+      EXPECT_NEAR(vy[static_cast<std::size_t>(i * 300 + j)], want, 0.02 * (1 + std::abs(want))) << i << ", " << j;
+    }
 }
 
 TEST(GemmEpilogue, ACachedPlanReadsTheLiveGraphsScalars) {

@@ -14,16 +14,17 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "lazytensor/compile/group_kinds.hpp"
 #include "lazytensor/compile/plan_types.hpp"
 #include "lazytensor/compile/schedule.hpp"
 #include "lazytensor/core/shape.hpp"
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/kernel_levels.hpp"
 #include "lazytensor/ops/reduction.hpp"
-#include "lazytensor/ops/tiled_product.hpp"
 #include "lazytensor/trace/node.hpp"
 
 namespace lt {
@@ -43,15 +44,16 @@ inline bool inline_constant(const OpDesc& op, const Meta& meta) {
   return op.kind == OpKind::creation && op.arity == 0 && meta.shape.rank() == 0;
 }
 inline bool inline_constant(const Node& n) { return inline_constant(*n.op, n.meta); }
-/// A contraction that can hand its output over tile by tile, for these operands.
-inline bool tiled_product(const Node& n, const Schedule& s, std::span<const int> inputs) {
-  const TiledProduct* tiled = at_running_level(*n.op).tiled;
-  if (n.op->kind != OpKind::contraction || tiled == nullptr || n.meta.shape.rank() == 0 ||
-      n.meta.shape.numel() == 0 || inputs.size() > 4)
-    return false;
-  std::array<Meta, 4> in;
+/// The kind of group that node n leads for these operands (group_kinds.hpp), if any.
+inline std::optional<GroupKind> leads_group(const Node& n, const Schedule& s, std::span<const int> inputs) {
+  if (inputs.size() > max_source_inputs) return std::nullopt;
+  std::array<Meta, max_source_inputs> in;
   for (std::size_t k = 0; k < inputs.size(); ++k) in[k] = s.order[static_cast<std::size_t>(inputs[k])]->meta;
-  return tiled->fits(std::span<const Meta>(in.data(), inputs.size()), n.meta);
+  const OpDesc& op = at_running_level(*n.op);
+  for (std::size_t k = 0; k < group_kinds.size(); ++k)
+    if (group_kinds[k].leads != nullptr && group_kinds[k].leads(op, std::span<const Meta>(in.data(), inputs.size()), n.meta))
+      return static_cast<GroupKind>(k);
+  return std::nullopt;
 }
 
 /// The first dim of a reduction's trailing reduced dims, or -1 when they are not trailing.
@@ -135,8 +137,8 @@ class Grouper {
             return;
           }
       start(p, node.meta.shape, MemberRole::full);
-    } else if (tiled_product(node, s_, inputs(p))) {
-      start(p, node.meta.shape, MemberRole::product);
+    } else if (std::optional<GroupKind> kind = leads_group(node, s_, inputs(p))) {
+      start(p, node.meta.shape, MemberRole::source, *kind);
     } else if (node.op->kind == OpKind::reduction) {
       const Node& in = at(inputs(p)[0]);
       int from = trailing_reduced_from(node, in.meta.shape);
@@ -147,13 +149,14 @@ class Grouper {
       // full (layer norm's mean and variance of x), when that group's rows are its rows.
       int q = inputs(p)[0], g = role_[idx(q)] == MemberRole::full ? group_of_[idx(q)] : -1;
       if (g < 0 && last_full_reader_[idx(q)] >= 0) g = live(last_full_reader_[idx(q)]);
-      // A product's tiles are blocks of rows and columns, not whole rows: it takes no reduction.
-      if (g >= 0 && role_[idx(first_[idx(g)])] != MemberRole::product && groups_[idx(g)].shape == in.meta.shape &&
+      // A group with a leader runs on its leader's tiles, not on whole rows: it takes no reduction.
+      if (g >= 0 && !led(g) && groups_[idx(g)].shape == in.meta.shape &&
           (groups_[idx(g)].reduced_from < 0 || groups_[idx(g)].reduced_from == from)) {
         join(p, g, MemberRole::row);
       } else {
         g = start(p, in.meta.shape, MemberRole::row);
       }
+      groups_[idx(g)].kind = GroupKind::rows;
       groups_[idx(g)].row = row;
       groups_[idx(g)].reduced_from = from;
     }
@@ -163,9 +166,12 @@ class Grouper {
   const Node& at(int p) const { return *s_.order[idx(p)]; }
   std::span<const int> inputs(int p) const { return s_.inputs[idx(p)]; }
 
-  int start(int p, const Shape& shape, MemberRole role) {
+  /// Whether group g has a leader whose tiles it runs on.
+  bool led(int g) const { return info(groups_[idx(g)].kind).leads != nullptr; }
+
+  int start(int p, const Shape& shape, MemberRole role, GroupKind kind = GroupKind::map) {
     int g = static_cast<int>(groups_.size());
-    groups_.push_back({shape, 1, -1, {}, {}});
+    groups_.push_back({kind, shape, 1, -1, {}, {}});
     members_.emplace_back();
     first_.push_back(p);
     run_at_.push_back(p);
@@ -223,12 +229,13 @@ class Grouper {
     return true;
   }
 
-  /// Whether group h can be merged into g: elementwise members over g's index space only,
-  /// none read outside h yet, each reading g's one-per-row values as they broadcast row by
+  /// Whether group h can be merged into g: elementwise members over g's index space only (after
+  /// g's leader, where it has one), none read outside h yet, each reading g's one-per-row values as they broadcast row by
   /// row, and g free to run as late as h must.
   bool can_merge(int h, int g) const {
+    // A group with a leader keeps it first: it takes members that come after it only.
     if (read_outside_[idx(h)] || groups_[idx(h)].reduced_from >= 0 || groups_[idx(h)].shape != groups_[idx(g)].shape ||
-        role_[idx(first_[idx(g)])] == MemberRole::product)
+        (led(g) && first_[idx(h)] < first_[idx(g)]))
       return false;
     for (int m : members_[idx(h)])
       for (int q : inputs(m))
@@ -316,15 +323,15 @@ inline void fill_group(const Schedule& s, std::span<const OpDesc* const> ops, st
     MemberRole r = role[idx(p)];
     // The inline constants it reads join first, in input order, so that the member, made
     // next, stays where it is while its inputs are filled.
-    if (r != MemberRole::product)
+    if (r != MemberRole::source)
       for (int q : s.inputs[idx(p)])
         if (lookup.member(q) < 0 && inline_constant(*ops[idx(q)], nodes[idx(q)].meta)) add_member(q, MemberRole::constant);
-    // A reduction reads the full index space; a product its inputs whole; other members read
+    // A reduction reads the full index space; a leader its inputs whole; other members read
     // in their own index space.
     const Shape& reads_in = op.kind == OpKind::reduction || r == MemberRole::full ? group.shape : nodes[idx(p)].meta.shape;
     GroupMember& m = add_member(p, r);
     for (int q : s.inputs[idx(p)]) {
-      if (r == MemberRole::product) {
+      if (r == MemberRole::source) {
         m.inputs.push_back(-1 - lookup.external(group, q, nodes[idx(q)].meta.shape));
         continue;
       }

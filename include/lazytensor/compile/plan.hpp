@@ -75,7 +75,7 @@ inline Plan make_plan(const Schedule& s) {
     // An inline constant is recomputed in the groups that read it, except by a product, which
     // reads its inputs whole.
     for (int c : consumers[idx(p)])
-      outside_reader = outside_reader || (inlined ? group_of[idx(c)] < 0 || grouper.role_[idx(c)] == MemberRole::product
+      outside_reader = outside_reader || (inlined ? group_of[idx(c)] < 0 || grouper.role_[idx(c)] == MemberRole::source
                                                   : group_of[idx(c)] != g);
     plan.materialized[idx(p)] = (g < 0 && !inlined) || outside_reader;
   }
@@ -92,8 +92,7 @@ inline Plan make_plan(const Schedule& s) {
     ++(view ? plan.stats.views : plan.stats.kernels);
     if (g >= 0) {
       ++plan.stats.fused_groups;
-      plan.stats.row_groups += plan.groups[idx(g)].reduced_from >= 0;
-      plan.stats.gemm_epilogues += plan.groups[idx(g)].led_by_product();
+      if (int PlanStats::*count = info(plan.groups[idx(g)].kind).count) ++(plan.stats.*count);
       plan.stats.fused_ops += static_cast<int>(grouper.members_[idx(g)].size());
     }
   }

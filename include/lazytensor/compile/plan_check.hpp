@@ -115,6 +115,12 @@ class PlanChecker {
     LT_CHECK(!g.members.empty() && g.shape.rank() > 0, "plan: group ", number, " is empty");
     const std::int64_t numel = checked_numel(g.shape, "plan: a group's shape");
     LT_CHECK(numel > 0 && g.row >= 1 && g.row <= max_group_row, "plan: group ", number, " has no rows");
+    // A group of a kind with a leader has it first; a kind that reduces rows has them.
+    const GroupKindInfo& kind = info(g.kind);
+    LT_CHECK((kind.leads != nullptr) == (g.members[0].role == MemberRole::source), "plan: group ", number,
+             kind.leads != nullptr ? " has no leader" : " has a leader its kind does not take");
+    LT_CHECK(kind.reduces == (g.reduced_from >= 0), "plan: group ", number, " of kind ", kind.name,
+             kind.reduces ? " reduces nothing" : " reduces rows");
     if (g.reduced_from < 0) {
       LT_CHECK(g.row == 1, "plan: group ", number, " has rows but reduces nothing");
     } else {
@@ -159,22 +165,22 @@ class PlanChecker {
         LT_CHECK(traits_[idx(p)].desc != nullptr && inline_constant(*traits_[idx(p)].desc, out) && inputs(p).empty(),
                  "plan: member ", p, " is no constant");
         return;
-      case MemberRole::product: {
+      case MemberRole::source: {
         const OpDesc* d = traits_[idx(p)].desc;
-        if (d != nullptr) d = &at_running_level(*d);
-        LT_CHECK(leads && d != nullptr && d->tiled != nullptr && inputs(p).size() <= 4 && out.shape == g.shape && g.row == 1,
-                 "plan: member ", p, " is no product");
-        std::array<Meta, 4> in;
+        LT_CHECK(leads && d != nullptr && inputs(p).size() <= max_source_inputs && out.shape == g.shape && g.row == 1,
+                 "plan: member ", p, " cannot lead its group");
+        std::array<Meta, max_source_inputs> in;
         for (std::size_t k = 0; k < inputs(p).size(); ++k) in[k] = meta(inputs(p)[k]);
-        LT_CHECK(d->tiled->fits(std::span<const Meta>(in.data(), inputs(p).size()), out), "plan: member ", p,
-                 " does not run tile by tile");
+        const auto leads_kind = info(g.kind).leads;
+        LT_CHECK(leads_kind != nullptr && leads_kind(at_running_level(*d), std::span<const Meta>(in.data(), inputs(p).size()), out),
+                 "plan: member ", p, " cannot lead a group of kind ", info(g.kind).name);
         return;
       }
       case MemberRole::full:
         LT_CHECK(elementwise(p) && out.shape == g.shape, "plan: member ", p, " does not span its group");
         return;
       case MemberRole::row:
-        LT_CHECK(g.reduced_from >= 0 && !g.led_by_product(), "plan: a per-row member in a group without rows");
+        LT_CHECK(info(g.kind).reduces, "plan: a per-row member in a group without rows");
         if (traits_[idx(p)].kind == OpKind::reduction) {
           LT_CHECK(inputs(p).size() == 1 && meta(inputs(p)[0]).shape == g.shape, "plan: reduction ", p, " reads another space");
           LT_CHECK(reduces_rows(p, g.shape, g.row), "plan: reduction ", p, " reduces other rows than its group's");
@@ -188,9 +194,9 @@ class PlanChecker {
   }
 
   /// The space a member reads an external in: the group's for full members and reductions;
-  /// a product's inputs whole; a per-row value's own shape.
+  /// a leader's inputs whole; a per-row value's own shape.
   const Shape& index_space(const FusionGroup& g, const GroupMember& m, int external) const {
-    if (m.role == MemberRole::product) return meta(external).shape;
+    if (m.role == MemberRole::source) return meta(external).shape;
     if (m.role == MemberRole::full || traits_[idx(m.position)].kind == OpKind::reduction) return g.shape;
     return meta(m.position).shape;
   }
@@ -198,9 +204,9 @@ class PlanChecker {
   /// Whether member m may read member `from`'s tile as it is: a full value over the full
   /// space, a per-row value over rows (broadcast along a full member's rows), a constant.
   bool reads_member(const FusionGroup& g, const GroupMember& m, const GroupMember& from) const {
-    if (m.role == MemberRole::product) return false;
+    if (m.role == MemberRole::source) return false;
     if (from.role == MemberRole::constant) return traits_[idx(m.position)].kind != OpKind::reduction;
-    const bool from_full = from.role == MemberRole::full || from.role == MemberRole::product;
+    const bool from_full = from.role == MemberRole::full || from.role == MemberRole::source;
     if (m.role == MemberRole::full) return from_full || broadcasts_per_row(meta(from.position).shape, g);
     if (traits_[idx(m.position)].kind == OpKind::reduction) return from_full;
     return !from_full;

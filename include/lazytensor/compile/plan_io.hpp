@@ -121,6 +121,7 @@ inline std::vector<std::byte> serialize_plan(const Plan& plan) {
   for (const PlanStep& s : plan.steps) w.put(s.position), w.put(s.group);
   w.put(static_cast<std::uint64_t>(plan.groups.size()));
   for (const FusionGroup& g : plan.groups) {
+    w.put(static_cast<std::uint8_t>(g.kind));
     w.put_shape(g.shape);
     w.put(g.row);
     w.put(g.reduced_from);
@@ -179,8 +180,11 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
   for (int root : plan.roots) check_position(root, n, "root");
   std::vector<PlanStep> steps(r.count(8));  // checked once the groups are known
   for (PlanStep& s : steps) s.position = r.get<int>(), s.group = r.get<int>();
-  plan.groups.resize(r.count(29));  // shape rank, row, first reduced dim, two counts
+  plan.groups.resize(r.count(30));  // kind, shape rank, row, first reduced dim, two counts
   for (FusionGroup& g : plan.groups) {
+    const auto kind = r.get<std::uint8_t>();
+    LT_CHECK(kind < group_kinds.size(), "plan: group kind ", int(kind), " is out of range");
+    g.kind = static_cast<GroupKind>(kind);
     g.shape = r.get_shape();
     g.row = r.get<std::int64_t>();
     g.reduced_from = r.get<int>();
@@ -190,7 +194,7 @@ inline Plan deserialize_plan(std::span<const std::byte> bytes) {
       m.position = r.get<int>();
       check_position(m.position, n, "group member");
       auto role = r.get<std::uint8_t>();
-      LT_CHECK(role <= static_cast<std::uint8_t>(MemberRole::product), "plan: member role ", int(role), " is out of range");
+      LT_CHECK(role <= static_cast<std::uint8_t>(MemberRole::source), "plan: member role ", int(role), " is out of range");
       m.role = static_cast<MemberRole>(role);
       m.inputs = r.get_all<int>();
     }

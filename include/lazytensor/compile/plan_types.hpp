@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "lazytensor/compile/group_kinds.hpp"
 #include "lazytensor/compile/plan_stats.hpp"
 #include "lazytensor/compile/schedule.hpp"
 #include "lazytensor/core/hash.hpp"
@@ -21,7 +22,8 @@ enum class MemberRole : std::uint8_t {
   full,      // rows x row values
   row,       // one value per row: a reduction, or elementwise ops on reductions' results
   constant,  // a zero-dim constant (a C++ scalar operand): one value per tile
-  product,   // a tiled contraction leading its group (always member 0): reads its inputs whole
+  source,    // leads a group of a kind that has a leader (always member 0): makes the tiles the
+             // others run on (a tiled contraction's output), reading its inputs whole
 };
 
 /// A node run inside a fusion group, on tile-sized views.
@@ -39,6 +41,7 @@ struct GroupExternal {
 };
 
 struct FusionGroup {
+  GroupKind kind = GroupKind::map;
   Shape shape;            // the full index space
   std::int64_t row = 1;   // elements per row: the product of the reduced trailing dims
   int reduced_from = -1;  // the first reduced dim; -1 while the group has no reduction
@@ -46,8 +49,6 @@ struct FusionGroup {
   std::vector<GroupExternal> externals;
 
   std::int64_t rows() const { return shape.numel() / row; }
-  /// Led by a tiled product: the other members run on each tile of its output.
-  bool led_by_product() const { return !members.empty() && members[0].role == MemberRole::product; }
 };
 
 struct PlanStep {

@@ -36,8 +36,8 @@ namespace detail {
 
 inline constexpr char entry_magic[8] = {'L', 'T', 'P', 'L', 'A', 'N', '\r', '\n'};
 // 2: plans hold groups led by a product; 3: members hold no row attributes; 4: attributes keep
-// their data ints apart, so structural words count them
-inline constexpr std::uint32_t entry_format = 4;
+// their data ints apart, so structural words count them; 5: groups hold their kind
+inline constexpr std::uint32_t entry_format = 5;
 
 /// What a plan depends on besides its graph: the library, the compiler and the instruction set.
 inline std::string build_signature() {

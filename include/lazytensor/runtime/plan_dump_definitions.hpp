@@ -51,12 +51,12 @@ inline std::string node_text(const DumpedPlan& d, const Node& n) { return node_t
 /// "  # train.cpp:42": the line that recorded `n`, after what a dump says of it (else nothing).
 inline std::string site_note(const Node& n) { return known(n.site) ? "  # " + site_text(n.site) : std::string(); }
 
-inline const char* role_text(MemberRole r) {
+inline std::string_view role_text(MemberRole r, GroupKind kind) {
   switch (r) {
     case MemberRole::full: return "per element";
     case MemberRole::row: return "per row";
     case MemberRole::constant: return "constant";
-    case MemberRole::product: return "product";
+    case MemberRole::source: return info(kind).name;
   }
   return "";
 }
@@ -84,11 +84,12 @@ std::string plan_text(const std::vector<Tensor>& tensors) {
     }
     const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
     os << "kernel " << ++k << ": fused group of " << g.members.size() << " ops over " << g.shape;
-    if (g.row > 1) os << ", rows of " << g.row;
-    if (g.led_by_product()) os << ", on the product's tiles";
+    os << " (" << info(g.kind).name << ": " << info(g.kind).tiles;
+    if (g.row > 1) os << " of " << g.row;
+    os << ")";
     os << "\n";
     for (const GroupMember& m : g.members)
-      os << "    " << detail::node_text(d, node_at(m.position)) << "  [" << detail::role_text(m.role) << "] -> "
+      os << "    " << detail::node_text(d, node_at(m.position)) << "  [" << detail::role_text(m.role, g.kind) << "] -> "
          << detail::value_home(d, m.position) << detail::site_note(node_at(m.position)) << "\n";
     if (!g.externals.empty()) {
       os << "    reads";

@@ -24,18 +24,27 @@
 
 namespace lt::detail {
 
-inline bool RowLoop::bind() {
+inline void RowLoop::bind() {
   const std::int64_t row = g_.row;
-  if (row < 1 || g_.rows() < 1) return false;
-  const bool reduces = std::any_of(g_.members.begin(), g_.members.end(), [&](const GroupMember& gm) {
-    return s_->order[idx(gm.position)]->op->kind == OpKind::reduction;
-  });
-  const bool bf16_map = !reduces && moves_only_bf16();
-  const std::int64_t tile = reduces ? row_loop_tile_elements : bf16_map ? 2 * map_loop_tile_elements : map_loop_tile_elements;
-  tile_rows_ = std::clamp<std::int64_t>(tile / row, 1, g_.rows());
+  // The tile policy of each kind of group.
+  const bool bf16_map = g_.kind == GroupKind::map && moves_only_bf16();
+  std::int64_t tile = 0;
+  switch (g_.kind) {
+    case GroupKind::map: tile = bf16_map ? 2 * map_loop_tile_elements : map_loop_tile_elements; break;
+    case GroupKind::rows: tile = row_loop_tile_elements; break;
+    case GroupKind::product: tile = product_loop_tile_elements; break;
+  }
+  tile_rows_ = std::max<std::int64_t>(1, std::min(tile / row, g_.rows()));
+  // What only the leader reads, it reads whole: no tile reads it.
+  const bool led = g_.members[0].role == MemberRole::source;
+  std::vector<char> tile_read(g_.externals.size(), 0);
+  for (std::size_t i = led ? 1 : 0; i < g_.members.size(); ++i)
+    for (int k : g_.members[i].inputs)
+      if (k < 0) tile_read[idx(-1 - k)] = 1;
   for (std::size_t k = 0; k < g_.externals.size(); ++k) {
     External x = external(k);
-    if (!x.one && !x.direct) {
+    x.whole = !tile_read[k];
+    if (!x.whole && !x.one && !x.direct) {
       x.scratch = reserve(tile_rows_ * x.per, x.operand.dtype);
       gathered_.push_back(k);
     }
@@ -45,8 +54,13 @@ inline bool RowLoop::bind() {
   std::size_t input_count = 0;
   for (const GroupMember& gm : g_.members) input_count += gm.inputs.size();
   inputs_.reserve(input_count);
-  for (std::size_t i = 0; i < g_.members.size(); ++i)
-    if (!bind_member(i)) return false;
+  for (std::size_t i = 0; i < g_.members.size(); ++i) {
+    const std::size_t first_input = inputs_.size();
+    if (bind_member(i)) continue;
+    inputs_.resize(first_input);
+    bind_on_views(i);
+  }
+  if (g_.kind == GroupKind::product) bind_product();
   for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
   fuse_bf16_ops();
   fold_round_trips();
@@ -61,9 +75,8 @@ inline bool RowLoop::bind() {
     Member& m = members_[i];
     m.stream_direct = m.streamed && m.one_call && !read_after(static_cast<int>(i), i);
   }
-  if (!reduces && !bf16_map) share_prefetches();
+  if (g_.kind == GroupKind::map && !bf16_map) share_prefetches();
   list_run_work();
-  return true;
 }
 
 inline bool RowLoop::moves_only_bf16() const {
@@ -83,8 +96,9 @@ inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {
   s_ = &s;
   values_ = &values;
   for (std::size_t k = 0; k < externals_.size(); ++k) {
-    External x = external(k);
     External& kept = externals_[k];
+    if (kept.whole) continue;
+    External x = external(k);
     if (x.one != kept.one || x.direct != kept.direct) return false;
     kept.operand = x.operand;
   }
@@ -92,8 +106,14 @@ inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {
     Member& m = members_[i];
     const Node& n = node(static_cast<int>(i));
     // A cast's attributes are structure: nothing to bind again. A narrowing that runs a bf16
-    // op takes the op's kernel when the op is bound again.
-    if (m.kernel.converts || m.same_as >= 0 || m.fused_op >= 0) continue;
+    // op takes the op's kernel when the op is bound again. The product reads its node's
+    // attributes as it runs.
+    if (m.source || m.kernel.converts || m.same_as >= 0 || m.fused_op >= 0) continue;
+    if (m.on_views) {
+      if (!m.reduction) m.attrs = &n.attrs;
+      else if (!(n.attrs == m.bound_attrs)) m.row_attrs = reduction::attrs_over_rows(n.attrs), m.bound_attrs = n.attrs;
+      continue;
+    }
     if (m.constant) {
       if (!(n.attrs == m.bound_attrs)) bind_constant(m, n);
       continue;
@@ -160,22 +180,12 @@ inline bool RowLoop::bind_kernel(std::size_t i, std::span<const Meta> metas) {
   return at_running_level(*n.op).bind(metas, out, *m.attrs, m.kernel);
 }
 
-inline bool RowLoop::bind_member(std::size_t i) {
+inline void RowLoop::add_inputs(std::size_t i) {
   const GroupMember& gm = g_.members[i];
-  const Node& n = node(static_cast<int>(i));
   Member& m = members_[i];
-  if (gm.role == MemberRole::constant) {
-    if (!gm.inputs.empty() || itemsize(n.meta.dtype) > sizeof m.constant_value) return false;
-    m.constant = true;
-    bind_constant(m, n);
-    return true;
-  }
-  if (at_running_level(*n.op).bind == nullptr || (gm.role != MemberRole::full && gm.role != MemberRole::row) ||
-      gm.inputs.size() > max_inputs)
-    return false;
   m.per = gm.role == MemberRole::full ? g_.row : 1;
-  m.out_dtype = n.meta.dtype;
-  m.reduction = n.op->kind == OpKind::reduction;
+  m.out_dtype = node(static_cast<int>(i)).meta.dtype;
+  m.reduction = node(static_cast<int>(i)).op->kind == OpKind::reduction;
   m.first_input = inputs_.size();
   m.input_count = gm.inputs.size();
   for (int k : gm.inputs) {
@@ -191,6 +201,28 @@ inline bool RowLoop::bind_member(std::size_t i) {
     }
     inputs_.push_back(in);
   }
+}
+
+inline bool RowLoop::bind_member(std::size_t i) {
+  const GroupMember& gm = g_.members[i];
+  const Node& n = node(static_cast<int>(i));
+  Member& m = members_[i];
+  if (gm.role == MemberRole::constant) {
+    // A constant is made from attributes alone (grouping.hpp's inline_constant): no inputs,
+    // one value of at most 8 bytes.
+    m.constant = true;
+    bind_constant(m, n);
+    return true;
+  }
+  if (gm.role == MemberRole::source) {
+    m.source = true;
+    m.per = g_.row;
+    m.out_dtype = n.meta.dtype;
+    m.materialized = plan_.materialized[idx(gm.position)];
+    return true;
+  }
+  if (at_running_level(*n.op).bind == nullptr || gm.inputs.size() > max_inputs || members_on_views) return false;
+  add_inputs(i);
   const std::span<const Meta> metas = operand_metas(i);
   if (!bind_kernel(i, metas)) return false;
   for (std::size_t k = 0; k < m.input_count; ++k) {
@@ -228,6 +260,20 @@ inline bool RowLoop::bind_member(std::size_t i) {
   return true;
 }
 
+inline void RowLoop::bind_on_views(std::size_t i) {
+  const Node& n = node(static_cast<int>(i));
+  Member& m = members_[i];
+  m = Member{};
+  add_inputs(i);
+  m.on_views = at_running_level(*n.op).kernel;
+  if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
+  m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
+  m.bound_attrs = n.attrs;
+  m.materialized = plan_.materialized[idx(g_.members[i].position)];
+  if (!m.materialized) m.scratch = reserve(tile_rows_ * m.per, n.meta.dtype);
+  ++on_views_;
+}
+
 inline void RowLoop::fold_round_trips() {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
@@ -258,12 +304,14 @@ inline void RowLoop::share_tiles() {
   // is as wide as i's, and is read by no member after i.
   auto shares = [&](int k, std::size_t i) {
     const Member &value = members_[idx(k)], &m = members_[i];
-    return !value.materialized && !value.constant && !value.reduction && value.per == m.per &&
-           itemsize(value.out_dtype) == itemsize(m.out_dtype) && !read_after(k, i);
+    return !value.materialized && !value.constant && !value.reduction && !value.source && !value.on_views &&
+           value.per == m.per && itemsize(value.out_dtype) == itemsize(m.out_dtype) && !read_after(k, i);
   };
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
-    if (m.reduction || m.constant || m.absorbed || m.same_as >= 0 || (m.materialized && m.streamed)) continue;
+    // A kernel run on views may not read and write one place.
+    if (m.reduction || m.constant || m.source || m.on_views || m.absorbed || m.same_as >= 0 || (m.materialized && m.streamed))
+      continue;
     for (const Input& in : inputs_of(m)) {
       if (in.member < 0) continue;
       const int k = source_of(in.member);

@@ -1,7 +1,9 @@
 #pragma once
 // The RowLoop class: its tile sizes, its state, and its functions' declarations, with their
-// comments; row_loop_bind.hpp and row_loop_run.hpp define the functions.
+// comments; row_loop_bind.hpp, row_loop_fuse.hpp, row_loop_run.hpp and row_loop_product.hpp
+// define the functions.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,6 +18,7 @@
 #include "lazytensor/ops/descriptor.hpp"
 #include "lazytensor/ops/execute.hpp"
 #include "lazytensor/ops/kernels/strided.hpp"
+#include "lazytensor/ops/tiled_product.hpp"
 #include "lazytensor/trace/node.hpp"
 
 namespace lt::detail {
@@ -38,14 +41,23 @@ inline constexpr std::int64_t map_loop_prefetch_tiles = 2;
 inline constexpr std::int64_t row_loop_spread_elements = 1024;
 /// Elements per parallel block: enough work to amortise a task.
 inline constexpr std::int64_t row_loop_block_elements = 32768;
+/// Elements per tile of a product's epilogue: the product's tile is in cache already, so a
+/// tile is longer than a map's, and a call of each member covers more of it.
+inline constexpr std::int64_t product_loop_tile_elements = 2048;
+
+/// While set, loops bound from then on run every member that computes on views of each tile,
+/// as a member with no bound form for its operands runs: to test that path on every op, and to
+/// compare the two paths' bits.
+inline std::atomic<bool> members_on_views{false};
 
 class RowLoop {
  public:
   RowLoop(const Plan& plan, const Schedule& s, const FusionGroup& g, std::vector<Array>& values)
       : plan_(plan), s_(&s), g_(g), values_(&values) {}
 
-  /// Binds every member to its operands; false where one has no bound form (nothing has run).
-  bool bind();
+  /// Binds every member to its operands: its bound kernel, or where it has no bound form for
+  /// them, its kernel run on views of each tile (nothing has run).
+  void bind();
 
   /// Binds the loop, bound for an earlier run of the same plan, to graph `s` (which matches
   /// the plan) and its `values`. Only what may differ between such graphs is bound again: the
@@ -56,16 +68,28 @@ class RowLoop {
   /// Runs the bound group: its members' runs counted, the values made in full placed.
   void run(const Buffer& arena);
 
+  /// Whether a member runs its op's kernel on views of each tile, having no bound form.
+  bool runs_on_views() const { return on_views_ > 0; }
+
  private:
+  /// Where a tile's values are: the per-thread scratch at its base, and the tile of the
+  /// product leading the group (row_loop_product.hpp), whose rows start at `source`.
+  struct TileBase {
+    std::byte* scratch;
+    std::byte* source = nullptr;
+  };
   /// Where a tile's run of values starts: in the per-thread scratch, `offset` bytes past its
-  /// base, or else at `at` plus `row_bytes` per row before the tile's first (0 for a fixed
-  /// value). Resolved once per run, so that a tile costs each member a few additions.
+  /// base; in the product's tile (from_source); or else at `at` plus `row_bytes` per row
+  /// before the tile's first (0 for a fixed value). Resolved once per run, so that a tile
+  /// costs each member a few additions.
   struct Place {
+    static constexpr std::ptrdiff_t from_source = -2;
     const std::byte* at = nullptr;
     std::int64_t row_bytes = 0;
     std::ptrdiff_t offset = -1;
-    std::byte* in_tile(std::int64_t r0, std::byte* base) const {
-      return offset >= 0 ? base + offset : const_cast<std::byte*>(at) + r0 * row_bytes;
+    std::byte* in_tile(std::int64_t r0, const TileBase& base) const {
+      if (offset >= 0) return base.scratch + offset;
+      return offset == from_source ? base.source : const_cast<std::byte*>(at) + r0 * row_bytes;
     }
   };
   struct External {
@@ -73,6 +97,7 @@ class RowLoop {
     std::int64_t per;  // values per row of the tile: the row, or one
     bool one, direct;
     std::size_t scratch;  // gathered: its place in the per-thread scratch
+    bool whole = false;   // read whole by the product alone: never by a tile
     std::int64_t row_bytes() const { return per * static_cast<std::int64_t>(itemsize(operand.dtype)); }
   };
   struct Input {
@@ -86,6 +111,8 @@ class RowLoop {
   };
   struct Member {
     BoundKernel kernel;
+    KernelFn on_views = nullptr;  // its op's kernel, run on views of each tile: no bound form
+    bool source = false;          // the product leading the group: its tile is the loop's source
     std::size_t first_input = 0, input_count = 0;  // its inputs in inputs_
     const Attrs* attrs = nullptr;  // the node's, or for a reduction row_attrs over [rows, row]
     Attrs row_attrs;
@@ -127,7 +154,7 @@ class RowLoop {
   /// Computes constant member m's value from its node's attributes.
   static void bind_constant(Member& m, const Node& n);
 
-  /// The operands' Metas as the view-based loop shows them to member i's kernel: tile-shaped,
+  /// The operands' Metas as member i's kernel sees them on views of a tile: tile-shaped,
   /// or zero-dim. Filled field by field in place: a Meta built on the stack and copied in was
   /// read back before its narrow fields' stores had landed, a stall per operand.
   std::span<const Meta> operand_metas(std::size_t i) const;
@@ -136,7 +163,12 @@ class RowLoop {
   /// node's attributes.
   bool bind_kernel(std::size_t i, std::span<const Meta> metas);
 
+  /// Lists member i's inputs (in inputs_), and sets what it makes per row and whether it reduces.
+  void add_inputs(std::size_t i);
+  /// Binds member i's bound kernel; false where it has none for its operands.
   bool bind_member(std::size_t i);
+  /// Makes member i run its op's kernel on views of each tile.
+  void bind_on_views(std::size_t i);
 
   /// A narrowing f32 -> bf16 that only widening members read, back to f32 (a bf16 op's result
   /// read by the next op, each between casts), rounds its values in f32 instead, and the
@@ -191,13 +223,25 @@ class RowLoop {
   /// Rows whose one-per-row values are spread at once for one call of an elementwise member.
   std::int64_t spread_rows() const { return std::clamp<std::int64_t>(row_loop_spread_elements / g_.row, 1, tile_rows_); }
 
-  void run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const;
+  void run_tile(std::int64_t r0, std::int64_t r1, const TileBase& base) const;
   /// Runs member i (one that runs) over the tile of `rows` rows from r0.
-  [[gnu::always_inline]] void run_in_tile(std::size_t i, std::int64_t rows, std::int64_t r0, std::byte* base) const;
+  [[gnu::always_inline]] void run_in_tile(std::size_t i, std::int64_t rows, std::int64_t r0, const TileBase& base) const;
 
   /// Runs member m over a tile of `rows` rows from r0 into `out` where one call does not: its
   /// operands converted, its one-per-row values spread, or its rows reduced.
-  void run_member(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out, std::byte* base) const;
+  void run_member(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out, const TileBase& base) const;
+
+  /// Runs member m's op kernel on views of the tile of `rows` rows from r0, into `out`.
+  void run_on_views(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out, const TileBase& base) const;
+
+  /// The per-thread scratch, aligned, of at least scratch_bytes_.
+  std::byte* thread_scratch() const;
+
+  /// Takes the product leading the group as the loop's source of tiles.
+  void bind_product();
+  /// Runs the product leading the group, and the other members on each of its tiles.
+  void run_product();
+  class ProductTiles;
 
   /// Splits the lines of a whole tile of each external read in place into one share per
   /// member, fetched before it.
@@ -210,7 +254,7 @@ class RowLoop {
 
   /// Runs elementwise member m over a tile of `rows` rows; at[k]: where input k's values start.
   void run_map(const Member& m, std::int64_t rows, const std::byte* const* at, std::byte* out, std::size_t out_size,
-               std::size_t in_size, std::byte* base) const;
+               std::size_t in_size, std::byte* scratch) const;
 
   const Plan& plan_;
   const Schedule* s_;  // this run's graph and values (rebind)
@@ -224,6 +268,7 @@ class RowLoop {
   OpTally member_runs_;  // a run of every member: what each run adds to the op counters
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
+  TileGeometry geometry_;  // of the product leading the group (bind_product)
   // Map-only groups: the runs of a whole tile of an external read in place that are fetched
   // before each member, member i's from prefetch_from_[i] to prefetch_from_[i + 1].
   struct Prefetch {
@@ -234,6 +279,7 @@ class RowLoop {
   std::vector<std::size_t> prefetch_from_;
   std::size_t scratch_bytes_ = 0;
   std::int64_t bf16_ops_ = 0;  // bf16 ops run in one pass (fuse_bf16_ops)
+  std::int64_t on_views_ = 0;  // members run on views (bind_on_views)
   // What a run must do, listed at bind: a step of small tensors runs as many members as it
   // has ops, and testing each member's flags on each run costs more than its kernel.
   std::vector<std::size_t> materialized_;  // members made in full: their arena values, each run

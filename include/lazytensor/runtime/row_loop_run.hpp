@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include <oneapi/tbb/task_arena.h>
+
 #include "lazytensor/core/array.hpp"
 #include "lazytensor/core/buffer.hpp"
 #include "lazytensor/core/dtype.hpp"
@@ -44,20 +46,32 @@ inline void RowLoop::run(const Buffer& arena) {
     convert_values(from, fixed, m.kernel.input, converted, 1);
     fill_values(fixed_.data() + in.fixed_at, converted, itemsize(m.kernel.input), std::min(kernels::chunk_size, tile_rows_ * m.per));
   }
+  if (g_.kind == GroupKind::product) return run_product();
   const std::int64_t block_rows = std::max(tile_rows_, row_loop_block_elements / g_.row);
-  kernels::parallel_blocks(g_.rows(), block_rows, [&](std::int64_t b0, std::int64_t b1) {
-    thread_local std::vector<std::byte> scratch;
-    if (scratch.size() < scratch_bytes_ + 64) scratch.resize(scratch_bytes_ + 64);
-    std::byte* base = scratch.data() + ((64 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64) % 64);
+  auto run_block = [&](std::int64_t b0, std::int64_t b1) {
+    const TileBase base{thread_scratch()};
     for (std::int64_t r0 = b0; r0 < b1; r0 += tile_rows_) run_tile(r0, std::min(b1, r0 + tile_rows_), base);
     kernels::pk::stream_fence();
+  };
+  if (!runs_on_views()) return kernels::parallel_blocks(g_.rows(), block_rows, run_block);
+  // Isolated: a member kernel that runs in parallel itself must not let this thread pick up
+  // another block of this loop while it waits, which would reuse the scratch.
+  kernels::parallel_blocks(g_.rows(), block_rows, [&](std::int64_t b0, std::int64_t b1) {
+    tbb::this_task_arena::isolate([&] { run_block(b0, b1); });
   });
+}
+
+inline std::byte* RowLoop::thread_scratch() const {
+  thread_local std::vector<std::byte> scratch;  // per thread and reused: no allocation once a thread has run a tile
+  if (scratch.size() < scratch_bytes_ + 64) scratch.resize(scratch_bytes_ + 64);
+  return scratch.data() + ((64 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 64) % 64);
 }
 
 inline RowLoop::Place RowLoop::member_place(std::size_t k) const {
   if (members_[k].same_as >= 0) return member_place(idx(members_[k].same_as));
   if (members_[k].made_in >= 0) return member_place(idx(members_[k].made_in));
   const Member& m = members_[k];
+  if (m.source) return Place{nullptr, 0, Place::from_source};
   if (!m.materialized || m.streamed) return Place{nullptr, 0, static_cast<std::ptrdiff_t>(m.scratch)};
   return result_place(k);
 }
@@ -96,7 +110,7 @@ inline bool RowLoop::made_in_result(std::size_t k) const {
   const Member& m = members_[k];
   if (m.same_as >= 0) return made_in_result(idx(m.same_as));
   if (m.made_in >= 0) return made_in_result(idx(m.made_in));
-  return m.materialized && !m.streamed;
+  return m.materialized && !m.streamed && !m.source;
 }
 
 inline void RowLoop::list_run_work() {
@@ -105,7 +119,7 @@ inline void RowLoop::list_run_work() {
     const Member& m = members_[i];
     if (m.materialized) materialized_.push_back(i);
     if (m.constant) continue;
-    if (m.same_as < 0 && !m.absorbed) running_.push_back(i);
+    if (m.same_as < 0 && !m.absorbed && !m.source) running_.push_back(i);
     moves[i] = made_in_result(i) || m.streamed;
     if (moves[i]) moving_members_.push_back(i);
   }
@@ -130,7 +144,7 @@ inline void RowLoop::list_run_work() {
   }
 }
 
-[[gnu::always_inline]] inline void RowLoop::run_in_tile(std::size_t i, std::int64_t rows, std::int64_t r0, std::byte* base) const {
+[[gnu::always_inline]] inline void RowLoop::run_in_tile(std::size_t i, std::int64_t rows, std::int64_t r0, const TileBase& base) const {
   const Member& m = members_[i];
   std::byte* out = m.out.in_tile(r0, base);
   const std::span<const Input> ins = inputs_of(m);
@@ -149,7 +163,7 @@ inline void RowLoop::list_run_work() {
   if (m.streamed) kernels::pk::stream_copy(m.streamed_to.in_tile(r0, base), out, static_cast<std::size_t>(m.streamed_to.row_bytes * rows));
 }
 
-inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base) const {
+inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, const TileBase& base) const {
   const std::int64_t rows = r1 - r0;
   // A short tile of the externals read in place, map_loop_prefetch_tiles ahead, is fetched
   // while this one runs, a share before each member: the hardware prefetchers alone, or the
@@ -161,7 +175,7 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
     const External& e = externals_[k];
     visit_storage(e.operand.dtype, [&]<class T>(Tag<T>) {
       kernels::load_chunk<T>(e.operand, g_.externals[k].index_space, r0 * e.per, r1 * e.per,
-                             reinterpret_cast<T*>(base + e.scratch));
+                             reinterpret_cast<T*>(base.scratch + e.scratch));
     });
   }
   std::size_t i = 0;  // the member running: a fault names the line that recorded it
@@ -173,7 +187,7 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
     for (; i < members_.size(); ++i) {
       const Member& m = members_[i];
       prefetch_share(ahead, i);
-      if (m.constant || m.same_as >= 0 || m.absorbed) continue;
+      if (m.constant || m.source || m.same_as >= 0 || m.absorbed) continue;
       run_in_tile(i, rows, r0, base);
     }
   } catch (const Error&) {
@@ -182,7 +196,8 @@ inline void RowLoop::run_tile(std::int64_t r0, std::int64_t r1, std::byte* base)
 }
 
 inline void RowLoop::run_member(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out,
-                                std::byte* base) const {
+                                const TileBase& base) const {
+  if (m.on_views != nullptr) return run_on_views(m, rows, r0, out, base);
   const std::int64_t row = g_.row;
   const std::span<const Input> ins = inputs_of(m);
   const std::size_t out_size = itemsize(m.out_dtype), in_size = itemsize(m.kernel.input);
@@ -191,11 +206,11 @@ inline void RowLoop::run_member(const Member& m, std::int64_t rows, std::int64_t
     const Input& in = ins[k];
     at[k] = in.place.in_tile(r0, base);
     if (in.converted_at >= 0) {
-      convert_values(in.from, at[k], m.kernel.input, base + in.converted_at, rows * in.per);
-      at[k] = base + in.converted_at;
+      convert_values(in.from, at[k], m.kernel.input, base.scratch + in.converted_at, rows * in.per);
+      at[k] = base.scratch + in.converted_at;
     }
   }
-  if (!m.reduction) return run_map(m, rows, at, out, out_size, in_size, base);
+  if (!m.reduction) return run_map(m, rows, at, out, out_size, in_size, base.scratch);
   for (std::int64_t r = 0; r < rows; ++r) {
     std::byte* dst = out + r * static_cast<std::int64_t>(out_size);
     const std::byte* row_values = at[0] + r * row * static_cast<std::int64_t>(in_size);
@@ -210,7 +225,7 @@ inline void RowLoop::run_member(const Member& m, std::int64_t rows, std::int64_t
 }
 
 inline void RowLoop::run_map(const Member& m, std::int64_t rows, const std::byte* const* at, std::byte* out, std::size_t out_size,
-                             std::size_t in_size, std::byte* base) const {
+                             std::size_t in_size, std::byte* scratch) const {
   const std::int64_t row = g_.row;
   const std::span<const Input> ins = inputs_of(m);
   const void* src[max_inputs];
@@ -222,7 +237,7 @@ inline void RowLoop::run_map(const Member& m, std::int64_t rows, const std::byte
   };
   for (std::size_t k = 0; k < ins.size(); ++k) {
     if (ins[k].fixed_at >= 0) src[k] = at[k];
-    if (ins[k].filled_at >= 0) src[k] = base + ins[k].filled_at;
+    if (ins[k].filled_at >= 0) src[k] = scratch + ins[k].filled_at;
   }
   const std::int64_t total = rows * m.per;
   if (!m.per_row_inputs && !m.fixed_inputs) {
@@ -237,7 +252,7 @@ inline void RowLoop::run_map(const Member& m, std::int64_t rows, const std::byte
       for (std::size_t k = 0; k < ins.size(); ++k)
         if (ins[k].filled_at >= 0)
           for (std::int64_t q = 0; q < count; ++q)
-            fill_values(base + ins[k].filled_at + q * row * static_cast<std::int64_t>(in_size),
+            fill_values(scratch + ins[k].filled_at + q * row * static_cast<std::int64_t>(in_size),
                         at[k] + (r + q) * static_cast<std::int64_t>(in_size), in_size, row);
       map(r * row, count * row);
     }
@@ -249,11 +264,35 @@ inline void RowLoop::run_map(const Member& m, std::int64_t rows, const std::byte
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::size_t k = 0; k < ins.size(); ++k)
         if (ins[k].filled_at >= 0)
-          fill_values(base + ins[k].filled_at, at[k] + r * static_cast<std::int64_t>(in_size), in_size,
+          fill_values(scratch + ins[k].filled_at, at[k] + r * static_cast<std::int64_t>(in_size), in_size,
                       m.uniform_last && k + 1 == ins.size() ? 1 : run);
       for (std::int64_t b = 0; b < row; b += run) map(r * row + b, std::min(run, row - b));
     }
   }
+}
+
+inline void RowLoop::run_on_views(const Member& m, std::int64_t rows, std::int64_t r0, std::byte* out, const TileBase& base) const {
+  const std::int64_t row = g_.row;
+  SmallVector<View, 4> args;
+  for (const Input& in : inputs_of(m)) {
+    if (in.member >= 0 && members_[idx(in.member)].constant) {
+      const Node& n = node(in.member);
+      args.push_back(View{const_cast<std::byte*>(members_[idx(in.member)].constant_value), n.meta.dtype, Shape{}, Strides{},
+                          n.meta.wrapped_number});
+      continue;
+    }
+    if (in.member < 0 && externals_[idx(in.external)].one) {  // zero-dim stays zero-dim, any other single element broadcasts
+      const View& v = value(g_.externals[idx(in.external)].position).view;
+      args.push_back(v.shape.rank() == 0 ? v : View{v.data, v.dtype, Shape{1, 1}, Strides{0, 0}, v.wrapped_number});
+      continue;
+    }
+    const DType t = in.member >= 0 ? node(in.member).meta.dtype : externals_[idx(in.external)].operand.dtype;
+    std::byte* data = in.place.in_tile(r0, base);
+    // A one-per-row value read by a full member is broadcast along the row.
+    if (in.per == 1 && m.per > 1) args.push_back(View{data, t, Shape{rows, row}, Strides{1, 0}, false});
+    else args.push_back(View{data, t, Shape{rows, in.per}, Strides{in.per, 1}, false});
+  }
+  m.on_views(args, View{out, m.out_dtype, Shape{rows, m.per}, Strides{m.per, 1}, false}, *m.attrs);
 }
 
 }  // namespace lt::detail
