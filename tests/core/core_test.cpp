@@ -107,6 +107,26 @@ TEST(DType, TheTableDescribesEveryDtypeOnce) {
   EXPECT_EQ(itemsize(f16), 2u);
 }
 
+// The predicates read a packed copy of the table with an entry for every byte: it agrees with
+// the table, and a byte that is no dtype has no size and no category but boolean.
+TEST(DType, PredicatesAgreeWithTheTableForEveryByte) {
+  for (int v = 0; v < 256; ++v) {
+    const auto t = static_cast<DType>(v);
+    if (!is_dtype(t)) {
+      EXPECT_EQ(itemsize(t), 0u) << v;
+      EXPECT_EQ(category(t), DTypeCategory::boolean) << v;
+      EXPECT_FALSE(is_floating(t) || is_integral(t) || is_low_precision(t)) << v;
+      continue;
+    }
+    const DTypeInfo& d = dtype_info(t);
+    EXPECT_EQ(itemsize(t), d.size) << d.name;
+    EXPECT_EQ(category(t), d.category) << d.name;
+    EXPECT_EQ(is_floating(t), d.category == DTypeCategory::floating) << d.name;
+    EXPECT_EQ(is_integral(t), d.category == DTypeCategory::integral) << d.name;
+    EXPECT_EQ(is_low_precision(t), d.compute != t) << d.name;
+  }
+}
+
 // float16 against the format's definition: every pattern widens to its value; f32 values
 // round to nearest even (ties, subnormals, overflow past 65504, NaNs kept quiet).
 TEST(Float16, ConvertsAsTheFormatDefines) {

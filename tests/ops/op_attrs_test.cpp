@@ -49,6 +49,16 @@ TEST(OpAttrs, EncodeAndDecodeAreInverse) {
   EXPECT_EQ(r2.high.value, 9);
 }
 
+TEST(OpAttrs, AttributesAreEqualWhenEveryListIs) {
+  const Attrs a{{1, 2}, {3}, {0.5}};
+  EXPECT_EQ(a, (Attrs{{1, 2}, {3}, {0.5}}));
+  EXPECT_NE(a, (Attrs{{1, 2}, {3}, {0.25}})) << "a real differs";
+  EXPECT_NE(a, (Attrs{{1, 2}, {4}, {0.5}})) << "a data word differs";
+  EXPECT_NE(a, (Attrs{{1, 3}, {3}, {0.5}})) << "a structural word differs";
+  EXPECT_NE(a, (Attrs{{1, 2}, {}, {3.0, 0.5}})) << "the same words in other lists";
+  EXPECT_NE(a, (Attrs{{1, 2, 3}, {}, {0.5}})) << "the same words in other lists";
+}
+
 TEST(OpAttrs, AnOptionalRealIsPresentOrAbsent) {
   const std::int64_t dims[] = {1};
   EXPECT_FALSE(decode<ReductionAttrs>(encode(ReductionAttrs{true, dims, std::nullopt})).correction.has_value());

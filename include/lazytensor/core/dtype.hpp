@@ -1,5 +1,6 @@
 #pragma once
 // Element types: their properties in one table, and PyTorch's type promotion from it.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -67,15 +68,38 @@ constexpr bool is_dtype(std::int64_t number) { return number >= 0 && static_cast
 /// The properties of `t`, which is_dtype.
 constexpr const DTypeInfo& dtype_info(DType t) { return dtype_table[static_cast<std::size_t>(t)]; }
 
-constexpr std::size_t itemsize(DType t) { return is_dtype(t) ? dtype_info(t).size : 0; }
+namespace detail {
+/// The table's fields that tracing reads on every op, in four bytes, with an entry for each
+/// value of DType's byte: a predicate is then one load, with no range check and no branch.
+/// Values that are no dtype read zeros: no size, boolean, not low-precision.
+struct DTypeTraits {
+  std::uint8_t size;
+  DTypeCategory category;
+  std::uint8_t rank;
+  bool low_precision;
+};
+inline constexpr auto dtype_traits = [] {
+  std::array<DTypeTraits, 256> traits{};
+  for (const DTypeInfo& d : dtype_table)
+    traits[static_cast<std::size_t>(d.dtype)] = {static_cast<std::uint8_t>(d.size), d.category,
+                                                  static_cast<std::uint8_t>(d.rank), d.compute != d.dtype};
+  return traits;
+}();
+static_assert(sizeof(std::underlying_type_t<DType>) == 1, "dtype_traits has an entry for every value of the byte");
+constexpr const DTypeTraits& traits_of(DType t) { return dtype_traits[static_cast<std::uint8_t>(t)]; }
+}  // namespace detail
+
+constexpr std::size_t itemsize(DType t) { return detail::traits_of(t).size; }
 constexpr std::string_view name(DType t) { return is_dtype(t) ? dtype_info(t).name : "?"; }
 
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
 
-constexpr bool is_floating(DType t) { return is_dtype(t) && dtype_info(t).category == DTypeCategory::floating; }
-constexpr bool is_integral(DType t) { return is_dtype(t) && dtype_info(t).category == DTypeCategory::integral; }
+/// What kind of number `t` holds (boolean for a value that is no dtype).
+constexpr DTypeCategory category(DType t) { return detail::traits_of(t).category; }
+constexpr bool is_floating(DType t) { return category(t) == DTypeCategory::floating; }
+constexpr bool is_integral(DType t) { return category(t) == DTypeCategory::integral; }
 /// A float stored narrower than it computes (bf16): each op on it rounds once to it.
-constexpr bool is_low_precision(DType t) { return is_dtype(t) && dtype_info(t).compute != t; }
+constexpr bool is_low_precision(DType t) { return detail::traits_of(t).low_precision; }
 
 /// The element type a C++ type stores as.
 template <class T> struct dtype_of;
@@ -124,12 +148,12 @@ decltype(auto) visit_storage(DType t, F&& f) {
 /// narrowest wider one (f32).
 constexpr DType promote_types(DType a, DType b) {
   if (a == b) return a;
-  const DTypeInfo &x = dtype_info(a), &y = dtype_info(b);
+  const detail::DTypeTraits &x = detail::traits_of(a), &y = detail::traits_of(b);
   if (x.category != y.category) return x.category > y.category ? a : b;
   if (x.rank != y.rank) return x.rank > y.rank ? a : b;
   for (const DTypeInfo& wider : dtype_table)
     if (wider.category == x.category && wider.rank == x.rank + 1) return wider.dtype;
-  fail("promote_types: ", x.name, " and ", y.name, " have no common dtype");
+  fail("promote_types: ", name(a), " and ", name(b), " have no common dtype");
 }
 
 /// Whether a value of dtype `from` may be stored in a tensor of dtype `to` by an in-place op
@@ -152,28 +176,29 @@ class ResultType {
   enum class Standing { dimensioned, zero_dim, wrapped };
   /// Adds an operand of dtype `t` standing at `s` (a floating scalar counts as the default float).
   constexpr void add(DType t, Standing s) {
-    DType& slot = s == Standing::dimensioned ? dim_ : s == Standing::zero_dim ? zero_ : wrapped_;
-    bool& seen = s == Standing::dimensioned ? has_dim_ : s == Standing::zero_dim ? has_zero_ : has_wrapped_;
     if (s == Standing::wrapped && is_floating(t)) t = default_float;
-    slot = seen ? promote_types(slot, t) : t;
-    seen = true;
+    Group& g = groups_[static_cast<std::size_t>(s)];
+    g.dtype = g.seen ? promote_types(g.dtype, t) : t;
+    g.seen = true;
   }
   /// The promoted dtype of the operands added so far.
   constexpr DType result() const {
-    auto [t, any] = combine(has_zero_, zero_, has_wrapped_, wrapped_);
-    return combine(has_dim_, dim_, any, t).first;
+    const auto& [dimensioned, zero_dim, wrapped] = groups_;
+    return combine(dimensioned, combine(zero_dim, wrapped)).dtype;
   }
 
  private:
-  static constexpr int category(DType t) { return is_floating(t) ? 2 : is_integral(t) ? 1 : 0; }
-  static constexpr std::pair<DType, bool> combine(bool has_hi, DType hi, bool has_lo, DType lo) {
-    if (!has_hi) return {lo, has_lo};
-    if (!has_lo) return {hi, true};
-    if (category(lo) > category(hi)) return {promote_types(hi, lo), true};
-    return {hi, true};
+  struct Group {
+    DType dtype{};
+    bool seen = false;
+  };
+  /// The higher standing's dtype, unless the lower's is of a higher category.
+  static constexpr Group combine(Group hi, Group lo) {
+    if (!hi.seen) return lo;
+    if (!lo.seen || category(lo.dtype) <= category(hi.dtype)) return hi;
+    return {promote_types(hi.dtype, lo.dtype), true};
   }
-  DType dim_{}, zero_{}, wrapped_{};
-  bool has_dim_ = false, has_zero_ = false, has_wrapped_ = false;
+  std::array<Group, 3> groups_{};
 };
 
 }  // namespace lt

@@ -166,17 +166,19 @@ class SmallVector {
     data_ = inline_;
     cap_ = N;
   }
-  /// Takes o's values; o is left empty.
+  /// Takes o's values; o is left empty. An o that keeps its values in place still points at
+  /// them: only one that hands over its heap array is pointed back (moves are on every op's
+  /// tracing path).
   void take(SmallVector& o) {
     if (o.on_heap()) {
       data_ = o.data_;
       cap_ = o.cap_;
+      o.data_ = o.inline_;
+      o.cap_ = N;
     } else {
       std::memcpy(inline_, o.inline_, sizeof inline_);
     }
     size_ = o.size_;
-    o.data_ = o.inline_;
-    o.cap_ = N;
     o.size_ = 0;
   }
 

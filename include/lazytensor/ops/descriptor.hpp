@@ -43,7 +43,12 @@ struct Attrs {
   SmallVector<double, 2> floats;
 
   bool empty() const { return ints.empty() && values.empty() && floats.empty(); }
-  friend bool operator==(const Attrs&, const Attrs&) = default;
+  /// The three counts first: attributes that differ mostly differ in one, and then no list
+  /// is walked.
+  friend bool operator==(const Attrs& a, const Attrs& b) {
+    return a.ints.size() == b.ints.size() && a.values.size() == b.values.size() &&
+           a.floats.size() == b.floats.size() && a.ints == b.ints && a.values == b.values && a.floats == b.floats;
+  }
 };
 
 /// Shape and dtype rule: validates the operands and returns the result's Meta. Throws

@@ -2,6 +2,7 @@
 // Dtype rules of elementwise ops (PyTorch's), and the descriptor builder that pairs a
 // functor with a rule. A rule says which dtype results, which dtype the functor computes
 // in, and which compute types it has kernels for.
+#include <algorithm>
 #include <span>
 #include <type_traits>
 
@@ -13,6 +14,13 @@ namespace lt {
 /// The promoted dtype of operands, Metas or Views (torch.result_type).
 template <class Operand>
 DType result_type(std::span<const Operand> in) {
+  // Operands of one dtype promote to it, whatever their standing, a C++ float counting as the
+  // default float: most ops, decided here on every op traced without grouping the operands.
+  auto counted = [](const Operand& m) { return m.wrapped_number && is_floating(m.dtype) ? default_float : m.dtype; };
+  if (!in.empty()) {
+    const DType first = counted(in[0]);
+    if (std::all_of(in.begin() + 1, in.end(), [&](const Operand& m) { return counted(m) == first; })) return first;
+  }
   ResultType r;
   for (const Operand& m : in)
     r.add(m.dtype, m.wrapped_number ? ResultType::Standing::wrapped

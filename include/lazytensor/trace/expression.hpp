@@ -187,8 +187,9 @@ template <const auto& Op, class... Xs> auto make_expr_with(Attrs attrs, const Si
   if constexpr (expr::reads_attrs<Op>) stored = std::move(attrs);
   return Expr<Op, operand_t<Xs>...>(std::move(stored), site, std::forward<Xs>(operands)...);
 }
+// No Attrs made and destroyed for an op that reads none: most ops, each traced.
 template <const auto& Op, class... Xs> auto make_expr(const Site& site, Xs&&... operands) {
-  return make_expr_with<Op>(Attrs{}, site, std::forward<Xs>(operands)...);
+  return Expr<Op, operand_t<Xs>...>(attrs_storage<Op>{}, site, std::forward<Xs>(operands)...);
 }
 
 /// Records the expression op by op, as if it had been written with tensors.
