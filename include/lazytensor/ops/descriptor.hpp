@@ -44,8 +44,9 @@ struct Attrs {
 
   bool empty() const { return ints.empty() && values.empty() && floats.empty(); }
   /// The three counts first: attributes that differ mostly differ in one, and then no list
-  /// is walked.
-  friend bool operator==(const Attrs& a, const Attrs& b) {
+  /// is walked. Always inline: a plan compares every node's attributes on each run, and GCC
+  /// keeps a comparison of three lists out of line.
+  [[gnu::always_inline]] friend bool operator==(const Attrs& a, const Attrs& b) {
     return a.ints.size() == b.ints.size() && a.values.size() == b.values.size() &&
            a.floats.size() == b.floats.size() && a.ints == b.ints && a.values == b.values && a.floats == b.floats;
   }
