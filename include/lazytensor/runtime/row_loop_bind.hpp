@@ -35,6 +35,7 @@ inline void RowLoop::bind() {
     case GroupKind::product: tile = product_loop_tile_elements; break;
   }
   tile_rows_ = std::max<std::int64_t>(1, std::min(tile / row, g_.rows()));
+  if (g_.kind == GroupKind::product) bind_product();
   // What only the leader reads, it reads whole: no tile reads it.
   const bool led = g_.members[0].role == MemberRole::source;
   std::vector<char> tile_read(g_.externals.size(), 0);
@@ -44,7 +45,8 @@ inline void RowLoop::bind() {
   for (std::size_t k = 0; k < g_.externals.size(); ++k) {
     External x = external(k);
     x.whole = !tile_read[k];
-    if (!x.whole && !x.one && !x.direct) {
+    column_reads_ = column_reads_ || (x.column && !x.whole);
+    if (!x.whole && !x.one && !x.direct && !x.column) {
       x.scratch = reserve(tile_rows_ * x.per, x.operand.dtype);
       gathered_.push_back(k);
     }
@@ -60,7 +62,6 @@ inline void RowLoop::bind() {
     inputs_.resize(first_input);
     bind_on_views(i);
   }
-  if (g_.kind == GroupKind::product) bind_product();
   for (std::size_t i = 0; i < g_.members.size(); ++i) member_runs_.add(*node(static_cast<int>(i)).op);
   fuse_bf16_ops();
   fold_round_trips();
@@ -99,7 +100,7 @@ inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {
     External& kept = externals_[k];
     if (kept.whole) continue;
     External x = external(k);
-    if (x.one != kept.one || x.direct != kept.direct) return false;
+    if (x.one != kept.one || x.direct != kept.direct || x.column != kept.column) return false;
     kept.operand = x.operand;
   }
   for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -137,6 +138,7 @@ inline RowLoop::External RowLoop::external(std::size_t k) const {
   const std::int64_t per = e.index_space == g_.shape ? g_.row : 1;
   External x{kernels::Operand(v, e.index_space), per, v.numel() == 1, false, 0};
   x.direct = !x.one && x.operand.dense && v.shape == e.index_space;
+  x.column = g_.kind == GroupKind::product && !x.one && !x.direct && e.index_space == g_.shape && column_operand(x.operand);
   return x;
 }
 

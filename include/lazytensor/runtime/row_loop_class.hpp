@@ -87,9 +87,11 @@ class RowLoop {
     const std::byte* at = nullptr;
     std::int64_t row_bytes = 0;
     std::ptrdiff_t offset = -1;
+    std::int64_t period = 0;  // > 0: the values repeat every `period` rows (a product's column operand)
     std::byte* in_tile(std::int64_t r0, const TileBase& base) const {
       if (offset >= 0) return base.scratch + offset;
-      return offset == from_source ? base.source : const_cast<std::byte*>(at) + r0 * row_bytes;
+      if (offset == from_source) return base.source;
+      return const_cast<std::byte*>(at) + (period > 0 ? r0 % period : r0) * row_bytes;
     }
   };
   struct External {
@@ -98,6 +100,9 @@ class RowLoop {
     bool one, direct;
     std::size_t scratch;  // gathered: its place in the per-thread scratch
     bool whole = false;   // read whole by the product alone: never by a tile
+    // One row of values for every row of a product's output (a Linear's bias): read in place
+    // at the tile's columns, the product's tiles run row by row (row_loop_product.hpp).
+    bool column = false;
     std::int64_t row_bytes() const { return per * static_cast<std::int64_t>(itemsize(operand.dtype)); }
   };
   struct Input {
@@ -237,6 +242,9 @@ class RowLoop {
   /// The per-thread scratch, aligned, of at least scratch_bytes_.
   std::byte* thread_scratch() const;
 
+  /// Whether an operand over a product's output is one contiguous row of values for every
+  /// row of the output (the trailing dims spanning a row, the others broadcast).
+  bool column_operand(const kernels::Operand& op) const;
   /// Takes the product leading the group as the loop's source of tiles.
   void bind_product();
   /// Runs the product leading the group, and the other members on each of its tiles.
@@ -269,6 +277,7 @@ class RowLoop {
   std::vector<std::byte> fixed_;  // runs of fixed values, chunk_size each, filled before the loop
   std::int64_t tile_rows_ = 1;
   TileGeometry geometry_;  // of the product leading the group (bind_product)
+  bool column_reads_ = false;  // an external is read as a column operand: tiles never span rows
   // Map-only groups: the runs of a whole tile of an external read in place that are fetched
   // before each member, member i's from prefetch_from_[i] to prefetch_from_[i + 1].
   struct Prefetch {

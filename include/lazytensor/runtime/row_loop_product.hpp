@@ -65,7 +65,7 @@ class RowLoop::ProductTiles final : public TileSink {
         loop_.run_tile(from + at, from + std::min(count, at + loop_.tile_rows_), base);
       }
     };
-    if (t.cols == loop_.geometry_.m) {
+    if (t.cols == loop_.geometry_.m && !loop_.column_reads_) {
       run(first(t, 0), t.rows * t.cols, tile);
     } else {
       for (std::int64_t r = 0; r < t.rows; ++r) run(first(t, r), t.cols, tile + r * ld * item_);
@@ -84,6 +84,20 @@ inline void RowLoop::bind_product() {
   SmallVector<Meta, 4> metas;
   for (int k : g_.members[0].inputs) metas.push_back(s_->order[idx(g_.externals[idx(-1 - k)].position)]->meta);
   geometry_ = tiled->geometry(metas, n.meta);
+}
+
+inline bool RowLoop::column_operand(const kernels::Operand& op) const {
+  const Shape& shape = g_.shape;
+  int d = shape.rank() - 1;
+  std::int64_t spanned = 1;
+  for (; spanned < geometry_.m; --d) {
+    if (d < 0 || (op.strides[d] != spanned && shape[d] != 1)) return false;
+    spanned *= shape[d];
+  }
+  if (spanned != geometry_.m) return false;
+  for (; d >= 0; --d)
+    if (op.strides[d] != 0 && shape[d] != 1) return false;
+  return true;
 }
 
 inline void RowLoop::run_product() {

@@ -101,7 +101,9 @@ inline void RowLoop::place_input(Input& in) {
     in.place = members_[idx(in.member)].out;
   } else {
     const External& e = externals_[idx(in.external)];
-    in.place = e.direct ? Place{e.operand.data, e.row_bytes()} : Place{nullptr, 0, static_cast<std::ptrdiff_t>(e.scratch)};
+    if (e.column) in.place = Place{e.operand.data, e.row_bytes(), -1, geometry_.m};
+    else if (e.direct) in.place = Place{e.operand.data, e.row_bytes()};
+    else in.place = Place{nullptr, 0, static_cast<std::ptrdiff_t>(e.scratch)};
   }
 }
 
