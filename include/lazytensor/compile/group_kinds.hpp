@@ -1,8 +1,10 @@
 #pragma once
 // The kinds of fusion group, each declared once: what leads it, which members it takes, how a
-// plan check knows it, how dumps name it and which plan statistic counts it. Grouping forms the
-// groups (grouping.hpp) and the row loop runs every kind (runtime/row_loop.hpp), taking its tiles
-// from rows of the index space or from the member that leads it.
+// plan check knows it, how dumps name it, which plan statistic counts it and the tile its runner
+// takes. Grouping forms the groups (grouping.hpp) and the row loop runs every kind
+// (runtime/row_loop.hpp), taking its tiles from rows of the index space or from the member that
+// leads it (runtime/row_loop_sources.hpp). A new kind is a line here, the rule that forms it in
+// grouping.hpp and, where it has a leader, the leader's source of tiles.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -30,9 +32,12 @@ struct GroupKindInfo {
   /// member (MemberRole::source) whose output tiles the others run on, for these operands;
   /// nullptr for kinds whose tiles are rows of their index space.
   bool (*leads)(const OpDesc& op, std::span<const Meta> in, const Meta& out);
+  OpKind leader_kind;  // the kind of op that may lead (asked before `leads`, which needs the operands)
   /// Whether the group reduces rows: its row is its reduced trailing dims, and members may make
   /// one value per row. Otherwise its row is one element.
   bool reduces;
+  /// Elements per tile of the row loop (runtime/row_loop_class.hpp says why each is so).
+  std::int64_t tile_elements;
 };
 
 /// The most operands an op leading a group may have (a plan check bounds it).
@@ -47,9 +52,9 @@ inline bool leads_product(const OpDesc& op, std::span<const Meta> in, const Meta
 }  // namespace detail
 
 inline constexpr std::array<GroupKindInfo, 3> group_kinds = {{
-    {"map", "tiles of elements", nullptr, nullptr, false},
-    {"rows", "tiles of whole rows", &PlanStats::row_groups, nullptr, true},
-    {"product", "on the product's tiles", &PlanStats::gemm_epilogues, &detail::leads_product, false},
+    {"map", "tiles of elements", nullptr, nullptr, OpKind::elementwise, false, 384},
+    {"rows", "tiles of whole rows", &PlanStats::row_groups, nullptr, OpKind::reduction, true, 8192},
+    {"product", "on the product's tiles", &PlanStats::gemm_epilogues, &detail::leads_product, OpKind::contraction, false, 2048},
 }};
 
 inline const GroupKindInfo& info(GroupKind k) { return group_kinds[static_cast<std::size_t>(k)]; }

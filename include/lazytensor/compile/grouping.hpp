@@ -47,12 +47,13 @@ inline bool inline_constant(const Node& n) { return inline_constant(*n.op, n.met
 /// The kind of group that node n leads for these operands (group_kinds.hpp), if any.
 inline std::optional<GroupKind> leads_group(const Node& n, const Schedule& s, std::span<const int> inputs) {
   if (inputs.size() > max_source_inputs) return std::nullopt;
-  std::array<Meta, max_source_inputs> in;
-  for (std::size_t k = 0; k < inputs.size(); ++k) in[k] = s.order[static_cast<std::size_t>(inputs[k])]->meta;
-  const OpDesc& op = at_running_level(*n.op);
-  for (std::size_t k = 0; k < group_kinds.size(); ++k)
-    if (group_kinds[k].leads != nullptr && group_kinds[k].leads(op, std::span<const Meta>(in.data(), inputs.size()), n.meta))
-      return static_cast<GroupKind>(k);
+  for (std::size_t k = 0; k < group_kinds.size(); ++k) {
+    const GroupKindInfo& kind = group_kinds[k];
+    if (kind.leads == nullptr || kind.leader_kind != n.op->kind) continue;  // most nodes: no copy of the operands' Metas
+    std::array<Meta, max_source_inputs> in;
+    for (std::size_t q = 0; q < inputs.size(); ++q) in[q] = s.order[static_cast<std::size_t>(inputs[q])]->meta;
+    if (kind.leads(at_running_level(*n.op), std::span<const Meta>(in.data(), inputs.size()), n.meta)) return static_cast<GroupKind>(k);
+  }
   return std::nullopt;
 }
 

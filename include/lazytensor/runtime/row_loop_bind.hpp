@@ -26,18 +26,13 @@ namespace lt::detail {
 
 inline void RowLoop::bind() {
   const std::int64_t row = g_.row;
-  // The tile policy of each kind of group.
+  // A map over bf16 values alone takes tiles of as many bytes as an f32 map (row_loop_class.hpp).
   const bool bf16_map = g_.kind == GroupKind::map && moves_only_bf16();
-  std::int64_t tile = 0;
-  switch (g_.kind) {
-    case GroupKind::map: tile = bf16_map ? 2 * map_loop_tile_elements : map_loop_tile_elements; break;
-    case GroupKind::rows: tile = row_loop_tile_elements; break;
-    case GroupKind::product: tile = product_loop_tile_elements; break;
-  }
+  const std::int64_t tile = info(g_.kind).tile_elements * (bf16_map ? 2 : 1);
   tile_rows_ = std::max<std::int64_t>(1, std::min(tile / row, g_.rows()));
-  if (g_.kind == GroupKind::product) bind_product();
   // What only the leader reads, it reads whole: no tile reads it.
   const bool led = g_.members[0].role == MemberRole::source;
+  if (led) bind_source();
   std::vector<char> tile_read(g_.externals.size(), 0);
   for (std::size_t i = led ? 1 : 0; i < g_.members.size(); ++i)
     for (int k : g_.members[i].inputs)

@@ -1,6 +1,6 @@
 #pragma once
 // The RowLoop class: its tile sizes, its state, and its functions' declarations, with their
-// comments; row_loop_bind.hpp, row_loop_fuse.hpp, row_loop_run.hpp and row_loop_product.hpp
+// comments; row_loop_bind.hpp, row_loop_fuse.hpp, row_loop_run.hpp and row_loop_sources.hpp
 // define the functions.
 #include <algorithm>
 #include <atomic>
@@ -23,27 +23,24 @@
 
 namespace lt::detail {
 
-/// Elements per tile of a group that reduces rows: whole rows, about this many values of each
-/// member, so that short rows share a tile and its calls (measured in benchmarks/README.md).
-inline constexpr std::int64_t row_loop_tile_elements = 8192;
-/// Elements per tile of a group that only maps. Members read their operands one after
-/// another; in short tiles the values passed on stay in L1, and the tile two ahead, fetched
-/// in shares while this one runs, keeps every operand's stream in flight at once, as one
-/// fused loop does. Shorter tiles cost more calls than they save; longer ones leave L1
-/// (measured in benchmarks/README.md).
-inline constexpr std::int64_t map_loop_tile_elements = 384;
+// Elements per tile, by group kind (compile/group_kinds.hpp):
+// - a group that reduces rows: whole rows, about 8192 values of each member, so that short rows
+//   share a tile and its calls (measured in benchmarks/README.md);
+// - a group that only maps: 384. Members read their operands one after another; in short tiles
+//   the values passed on stay in L1, and the tile two ahead, fetched in shares while this one
+//   runs, keeps every operand's stream in flight at once, as one fused loop does. Shorter tiles
+//   cost more calls than they save; longer ones leave L1 (measured in benchmarks/README.md).
+//   A group that reads and writes only bf16 (2-byte) values runs tiles of twice the elements,
+//   the same bytes, and fetches none ahead: its one-pass bf16 ops spend longer per byte, the
+//   hardware prefetchers keep up, and prefetching cost it a quarter (benchmarks/README.md);
+// - a product's epilogue: 2048. The product's tile is in cache already, so a tile is longer
+//   than a map's, and a call of each member covers more of it.
 inline constexpr std::int64_t map_loop_prefetch_tiles = 2;
-// A group that reads and writes only bf16 (2-byte) values runs tiles of twice the elements,
-// the same bytes, and fetches none ahead: its one-pass bf16 ops spend longer per byte, the
-// hardware prefetchers keep up, and prefetching cost it a quarter (benchmarks/README.md).
 /// Elements of one-per-row values spread over their rows for one call of a member: calls
 /// on W4's batch-norm rows of 144 cost more than their arithmetic.
 inline constexpr std::int64_t row_loop_spread_elements = 1024;
 /// Elements per parallel block: enough work to amortise a task.
 inline constexpr std::int64_t row_loop_block_elements = 32768;
-/// Elements per tile of a product's epilogue: the product's tile is in cache already, so a
-/// tile is longer than a map's, and a call of each member covers more of it.
-inline constexpr std::int64_t product_loop_tile_elements = 2048;
 
 /// While set, loops bound from then on run every member that computes on views of each tile,
 /// as a member with no bound form for its operands runs: to test that path on every op, and to
@@ -73,7 +70,7 @@ class RowLoop {
 
  private:
   /// Where a tile's values are: the per-thread scratch at its base, and the tile of the
-  /// product leading the group (row_loop_product.hpp), whose rows start at `source`.
+  /// product leading the group (row_loop_sources.hpp), whose rows start at `source`.
   struct TileBase {
     std::byte* scratch;
     std::byte* source = nullptr;
@@ -101,7 +98,7 @@ class RowLoop {
     std::size_t scratch;  // gathered: its place in the per-thread scratch
     bool whole = false;   // read whole by the product alone: never by a tile
     // One row of values for every row of a product's output (a Linear's bias): read in place
-    // at the tile's columns, the product's tiles run row by row (row_loop_product.hpp).
+    // at the tile's columns, the product's tiles run row by row (row_loop_sources.hpp).
     bool column = false;
     std::int64_t row_bytes() const { return per * static_cast<std::int64_t>(itemsize(operand.dtype)); }
   };
@@ -245,9 +242,12 @@ class RowLoop {
   /// Whether an operand over a product's output is one contiguous row of values for every
   /// row of the output (the trailing dims spanning a row, the others broadcast).
   bool column_operand(const kernels::Operand& op) const;
-  /// Takes the product leading the group as the loop's source of tiles.
+  /// Takes the member leading the group (of a kind that has a leader) as the loop's source of
+  /// tiles; runs it, and the other members on each of its tiles (row_loop_sources.hpp).
+  void bind_source();
+  void run_source();
+  /// The source of a product's group.
   void bind_product();
-  /// Runs the product leading the group, and the other members on each of its tiles.
   void run_product();
   class ProductTiles;
 

@@ -46,7 +46,7 @@ inline void RowLoop::run(const Buffer& arena) {
     convert_values(from, fixed, m.kernel.input, converted, 1);
     fill_values(fixed_.data() + in.fixed_at, converted, itemsize(m.kernel.input), std::min(kernels::chunk_size, tile_rows_ * m.per));
   }
-  if (g_.kind == GroupKind::product) return run_product();
+  if (members_[0].source) return run_source();
   const std::int64_t block_rows = std::max(tile_rows_, row_loop_block_elements / g_.row);
   auto run_block = [&](std::int64_t b0, std::int64_t b1) {
     const TileBase base{thread_scratch()};

@@ -1,5 +1,5 @@
 #pragma once
-// RowLoop's source of tiles in a group led by a tiled product (a matmul and the elementwise ops
+// RowLoop's sources of tiles in groups with a leader: a tiled product (a matmul and the elementwise ops
 // over its output): the product computes its output tile by tile, and right after each tile,
 // on the same thread, the loop runs the other members over it while it is in cache. The
 // group's index space is the product's output (a row is one element), so a tile of the loop
@@ -98,6 +98,23 @@ inline bool RowLoop::column_operand(const kernels::Operand& op) const {
   for (; d >= 0; --d)
     if (op.strides[d] != 0 && shape[d] != 1) return false;
   return true;
+}
+
+inline void RowLoop::bind_source() {
+  switch (g_.kind) {
+    case GroupKind::product: return bind_product();
+    case GroupKind::map:
+    case GroupKind::rows: break;
+  }
+  LT_CHECK(false, "plan: a group of kind ", info(g_.kind).name, " has no leader");
+}
+
+inline void RowLoop::run_source() {
+  switch (g_.kind) {
+    case GroupKind::product: return run_product();
+    case GroupKind::map:
+    case GroupKind::rows: return;  // never bound (bind_source)
+  }
 }
 
 inline void RowLoop::run_product() {
