@@ -157,9 +157,9 @@ TEST(GemmEpilogue, BatchedProducts) {
   expect_plan_matches_reference({y4}, "batch times vector");
 }
 
-TEST(GemmEpilogue, OneValuePerOutputRowIsReadInPlace) {
-  // A value per output row (a column vector, one per batch and row, a strided view of one)
-  // is read where it lies, through a zero column stride, in tiles cut both ways.
+TEST(GemmEpilogue, OneValuePerOutputRow) {
+  // A value per output row (a column vector, one per batch and row, a strided view of one),
+  // in tiles cut both ways.
   Tensor a = randn({2, 300, 77}, device()), b = randn({77, 520}, device());
   Tensor per_row = randn({300, 1}, device()), per_batch_row = randn({2, 300, 1}, device()), wide = randn({1, 600}, device());
   sync();
