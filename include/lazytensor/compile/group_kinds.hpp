@@ -32,7 +32,7 @@ struct GroupKindInfo {
   /// member (MemberRole::source) whose output tiles the others run on, for these operands;
   /// nullptr for kinds whose tiles are rows of their index space.
   bool (*leads)(const OpDesc& op, std::span<const Meta> in, const Meta& out);
-  OpKind leader_kind;  // the kind of op that may lead (asked before `leads`, which needs the operands)
+  OpKind leader_kind;  // with `leads`: the kind of op that may lead, asked first (`leads` needs the operands)
   /// Whether the group reduces rows: its row is its reduced trailing dims, and members may make
   /// one value per row. Otherwise its row is one element.
   bool reduces;
@@ -57,6 +57,6 @@ inline constexpr std::array<GroupKindInfo, 3> group_kinds = {{
     {"product", "on the product's tiles", &PlanStats::gemm_epilogues, &detail::leads_product, OpKind::contraction, false, 2048},
 }};
 
-inline const GroupKindInfo& info(GroupKind k) { return group_kinds[static_cast<std::size_t>(k)]; }
+inline const GroupKindInfo& kind_info(GroupKind k) { return group_kinds[static_cast<std::size_t>(k)]; }
 
 }  // namespace lt

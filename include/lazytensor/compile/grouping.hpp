@@ -168,7 +168,7 @@ class Grouper {
   std::span<const int> inputs(int p) const { return s_.inputs[idx(p)]; }
 
   /// Whether group g has a leader whose tiles it runs on.
-  bool led(int g) const { return info(groups_[idx(g)].kind).leads != nullptr; }
+  bool led(int g) const { return kind_info(groups_[idx(g)].kind).leads != nullptr; }
 
   int start(int p, const Shape& shape, MemberRole role, GroupKind kind = GroupKind::map) {
     int g = static_cast<int>(groups_.size());

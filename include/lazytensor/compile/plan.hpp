@@ -92,7 +92,7 @@ inline Plan make_plan(const Schedule& s) {
     ++(view ? plan.stats.views : plan.stats.kernels);
     if (g >= 0) {
       ++plan.stats.fused_groups;
-      if (int PlanStats::*count = info(plan.groups[idx(g)].kind).count) ++(plan.stats.*count);
+      if (int PlanStats::*count = kind_info(plan.groups[idx(g)].kind).count) ++(plan.stats.*count);
       plan.stats.fused_ops += static_cast<int>(grouper.members_[idx(g)].size());
     }
   }

@@ -116,7 +116,7 @@ class PlanChecker {
     const std::int64_t numel = checked_numel(g.shape, "plan: a group's shape");
     LT_CHECK(numel > 0 && g.row >= 1 && g.row <= max_group_row, "plan: group ", number, " has no rows");
     // A group of a kind with a leader has it first; a kind that reduces rows has them.
-    const GroupKindInfo& kind = info(g.kind);
+    const GroupKindInfo& kind = kind_info(g.kind);
     LT_CHECK((kind.leads != nullptr) == (g.members[0].role == MemberRole::source), "plan: group ", number,
              kind.leads != nullptr ? " has no leader" : " has a leader its kind does not take");
     LT_CHECK(kind.reduces == (g.reduced_from >= 0), "plan: group ", number, " of kind ", kind.name,
@@ -171,16 +171,16 @@ class PlanChecker {
                  "plan: member ", p, " cannot lead its group");
         std::array<Meta, max_source_inputs> in;
         for (std::size_t k = 0; k < inputs(p).size(); ++k) in[k] = meta(inputs(p)[k]);
-        const auto leads_kind = info(g.kind).leads;
+        const auto leads_kind = kind_info(g.kind).leads;
         LT_CHECK(leads_kind != nullptr && leads_kind(at_running_level(*d), std::span<const Meta>(in.data(), inputs(p).size()), out),
-                 "plan: member ", p, " cannot lead a group of kind ", info(g.kind).name);
+                 "plan: member ", p, " cannot lead a group of kind ", kind_info(g.kind).name);
         return;
       }
       case MemberRole::full:
         LT_CHECK(elementwise(p) && out.shape == g.shape, "plan: member ", p, " does not span its group");
         return;
       case MemberRole::row:
-        LT_CHECK(info(g.kind).reduces, "plan: a per-row member in a group without rows");
+        LT_CHECK(kind_info(g.kind).reduces, "plan: a per-row member in a group without rows");
         if (traits_[idx(p)].kind == OpKind::reduction) {
           LT_CHECK(inputs(p).size() == 1 && meta(inputs(p)[0]).shape == g.shape, "plan: reduction ", p, " reads another space");
           LT_CHECK(reduces_rows(p, g.shape, g.row), "plan: reduction ", p, " reduces other rows than its group's");

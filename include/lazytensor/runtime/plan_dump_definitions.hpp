@@ -56,7 +56,7 @@ inline std::string_view role_text(MemberRole r, GroupKind kind) {
     case MemberRole::full: return "per element";
     case MemberRole::row: return "per row";
     case MemberRole::constant: return "constant";
-    case MemberRole::source: return info(kind).name;
+    case MemberRole::source: return kind_info(kind).name;
   }
   return "";
 }
@@ -84,7 +84,7 @@ std::string plan_text(const std::vector<Tensor>& tensors) {
     }
     const FusionGroup& g = plan.groups[static_cast<std::size_t>(step.group)];
     os << "kernel " << ++k << ": fused group of " << g.members.size() << " ops over " << g.shape;
-    os << " (" << info(g.kind).name << ": " << info(g.kind).tiles;
+    os << " (" << kind_info(g.kind).name << ": " << kind_info(g.kind).tiles;
     if (g.row > 1) os << " of " << g.row;
     os << ")";
     os << "\n";

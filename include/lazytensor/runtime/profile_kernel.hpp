@@ -83,7 +83,7 @@ inline std::shared_ptr<const profiler::detail::SpanNote> kernel_note(const Plan&
     name = concat("fused ", name, " (", counted, " ops)");
     arg("shape", shape_text(Meta{g.shape, node_at(g.members.back().position).meta.dtype, false}));
     number("row", static_cast<double>(g.row));
-    arg("group kind", std::string(info(g.kind).name));
+    arg("group kind", std::string(kind_info(g.kind).name));
   }
   note->name = std::move(name);
   arg("ops", std::move(ops));

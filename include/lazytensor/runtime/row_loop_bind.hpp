@@ -28,7 +28,7 @@ inline void RowLoop::bind() {
   const std::int64_t row = g_.row;
   // A map over bf16 values alone takes tiles of as many bytes as an f32 map (row_loop_class.hpp).
   const bool bf16_map = g_.kind == GroupKind::map && moves_only_bf16();
-  const std::int64_t tile = info(g_.kind).tile_elements * (bf16_map ? 2 : 1);
+  const std::int64_t tile = kind_info(g_.kind).tile_elements * (bf16_map ? 2 : 1);
   tile_rows_ = std::max<std::int64_t>(1, std::min(tile / row, g_.rows()));
   // What only the leader reads, it reads whole: no tile reads it.
   const bool led = g_.members[0].role == MemberRole::source;

@@ -106,7 +106,7 @@ inline void RowLoop::bind_source() {
     case GroupKind::map:
     case GroupKind::rows: break;
   }
-  LT_CHECK(false, "plan: a group of kind ", info(g_.kind).name, " has no leader");
+  LT_CHECK(false, "plan: a group of kind ", kind_info(g_.kind).name, " has no leader");
 }
 
 inline void RowLoop::run_source() {
