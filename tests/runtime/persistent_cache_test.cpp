@@ -343,13 +343,26 @@ TEST_F(PersistentCacheInProcess, AnUnwritableDirectoryDegradesToNoStoring) {
   EXPECT_EQ(warnings.find("cannot write"), warnings.rfind("cannot write")) << "warned more than once: " << warnings;
 }
 
-/// Starts a probe that writes graph after graph into `dir`, from size `first`.
+/// Starts a probe that writes graph after graph into `dir`, from size `first`, and returns once
+/// it has opened the cache: kill points are drawn from its writing, not from its start-up, whose
+/// length depends on the machine and the build.
 pid_t start_writer(const fs::path& dir, std::int64_t first) {
   std::string dir_arg = dir.string(), first_arg = std::to_string(first);
   std::vector<char*> argv{const_cast<char*>(LAZYTENSOR_CACHE_PROBE), const_cast<char*>("write"), dir_arg.data(),
                           first_arg.data(), nullptr};
+  int ready[2];
+  EXPECT_EQ(::pipe(ready), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ready[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, ready[0]);
   pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, LAZYTENSOR_CACHE_PROBE, nullptr, nullptr, argv.data(), environ), 0);
+  EXPECT_EQ(posix_spawn(&pid, LAZYTENSOR_CACHE_PROBE, &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ready[1]);
+  char line[8];
+  EXPECT_GT(::read(ready[0], line, sizeof line), 0) << "the writer ended before it opened the cache";
+  ::close(ready[0]);
   return pid;
 }
 void kill_writer(pid_t pid) {
@@ -358,25 +371,36 @@ void kill_writer(pid_t pid) {
   ::waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status));
 }
+std::size_t entries_in(const fs::path& dir) {
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) entries += e.path().extension() == ".ltplan";
+  return entries;
+}
 
 TEST(PersistentCache, WritersKilledAtRandomPointsNeverLeaveAnEntryThatLoadsWrong) {
   TempDir dir;
   std::mt19937 rng(99);
   std::int64_t first = 1;
+  // The first writer lives until it has stored an entry, however slow the machine: the check
+  // below then always has entries to load.
+  pid_t pid = start_writer(dir.path(), first);
+  for (int waited_ms = 0; entries_in(dir.path()) == 0 && waited_ms < 600'000; waited_ms += 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill_writer(pid);
+  ASSERT_GT(entries_in(dir.path()), 0u) << "a writer stored nothing in ten minutes";
   // LT_TEST_WRITER_KILLS: more kills for a longer run (50 by default).
   const int kills = static_cast<int>(detail::env_count("LT_TEST_WRITER_KILLS", 50));
   for (int k = 0; k < kills; ++k) {
+    first += 3;  // overlapping ranges: writers replace each other's entries too
     // Two writers at a time now and then: they replace each other's entries as they go.
     const bool pair = k % 5 == 4;
-    pid_t pid = start_writer(dir.path(), first), other = pair ? start_writer(dir.path(), first + 1) : 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 80));
+    pid = start_writer(dir.path(), first);
+    pid_t other = pair ? start_writer(dir.path(), first + 1) : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 80));
     kill_writer(pid);
     if (pair) kill_writer(other);
-    first += 3;  // overlapping ranges: writers replace each other's entries too
   }
-  std::size_t entries = 0;
-  for (const auto& e : fs::directory_iterator(dir.path())) entries += e.path().extension() == ".ltplan";
-  EXPECT_GT(entries, 0u) << "no writer got as far as one entry";
+  EXPECT_GT(entries_in(dir.path()), 0u);
   ProbeCounts v = run_probe("verify " + dir.path().string() + " " + std::to_string(first + 40));
   EXPECT_EQ(v.wrong, 0);
   EXPECT_EQ(v.bad, 0) << "a killed writer left a torn entry";

@@ -2,7 +2,7 @@
 //   cache_probe run DIR          a fixed program of three graphs, five steps each; prints its
 //                                compile counters and a checksum of its results
 //   cache_probe write DIR FIRST  compiles graph after graph (sizes FIRST, FIRST + 1, ...) into
-//                                DIR until it is killed
+//                                DIR until it is killed; prints "ready" once the cache is open
 //   cache_probe verify DIR N     runs the graphs of sizes 1..N against DIR's entries and
 //                                checks each result against the eager device
 #include <cmath>
@@ -64,6 +64,8 @@ int run(const std::string& dir) {
 int write(const std::string& dir, std::int64_t first) {
   lt::initialize_cache(dir);
   auto dev = lt::device();
+  std::puts("ready");
+  std::fflush(stdout);
   for (std::int64_t n = first;; ++n) {
     lt::Tensor t = sized_graph(n, dev);
     lt::sync();
