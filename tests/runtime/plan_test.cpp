@@ -239,6 +239,22 @@ TEST(Plan, RowLoopsBoundByOneStepAreReboundToTheNextStepsValuesAndScalars) {
   EXPECT_GE(metrics::counter("RowLoopGroups") - loops_before, 4);
 }
 
+TEST(Plan, ARowLoopBoundToZeroIsBoundAgainForMinusZero) {
+  // 0 and -0 share a plan (both are the class "zero"), but not a bound kernel: 1 / (x * s)
+  // tells them apart.
+  Tensor x = full({4, 9}, -2.0f, device());
+  sync();
+  const std::int64_t loops_before = metrics::counter("RowLoopGroups");
+  for (float s : {0.0f, -0.0f, 0.0f}) {
+    SCOPED_TRACE(s);
+    Tensor p = x * s;  // two nodes: a group, its loop bound by the first step
+    Tensor y = reciprocal(p) + 1.0f;
+    sync();
+    for (float v : y.to_vector<float>()) ASSERT_EQ(v, 1.0f / (-2.0f * s) + 1.0f);
+  }
+  EXPECT_EQ(metrics::counter("RowLoopGroups") - loops_before, 3);
+}
+
 /// A fragment in a row group reads a row's value (a reduction's result) through each slot that
 /// names it: as its last input, read by one slot or by several, and as an earlier input; rows
 /// of odd length leave a packet's tail in every row.

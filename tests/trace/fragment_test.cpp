@@ -2,6 +2,7 @@
 // Tensor, then one node whose fused kernel gives bitwise the op-by-op result.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -227,6 +228,35 @@ TEST_F(Fragment, ANodeHashFollowsItsScalarsClassWhateverWasTracedBefore) {
   Tensor y = a * 3.0f;
   std::vector<float> got = y.to_vector<float>(), in = a.to_vector<float>();
   for (std::size_t k = 0; k < got.size(); ++k) ASSERT_EQ(got[k], in[k] * 3.0f);
+}
+
+TEST_F(Fragment, AttributesShareATokenExactlyWhenTheirIntsAndFloatBitsAreTheSame) {
+  // A cached plan and a bound loop take equal tokens for equal attributes: a token must never
+  // be shared by attributes that differ, whatever was traced in between.
+  const std::vector<float> values = {0.5f, 0.5f, 2.f, 0.f, -0.f, 0.5f, 2.f};
+  std::vector<NodePtr> nodes;
+  for (float v : values) {
+    Tensor y = a * v;
+    Tensor other = relu(b + v);  // another op in between, with the same scalar
+    nodes.push_back(y.impl().node);
+    EXPECT_NE(other.impl().node->attrs_token, y.impl().node->attrs_token);
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_NE(nodes[i]->attrs_token, 0u);
+    for (std::size_t j = 0; j < nodes.size(); ++j) {
+      const bool same_bits = std::bit_cast<std::uint32_t>(values[i]) == std::bit_cast<std::uint32_t>(values[j]);
+      if (nodes[i]->attrs_token == nodes[j]->attrs_token) EXPECT_TRUE(same_bits) << values[i] << " and " << values[j];
+      EXPECT_EQ(KeptAttrs(*nodes[i]).same_as(*nodes[j]), same_bits) << values[i] << " and " << values[j];
+    }
+  }
+  // Traced again and again with the same value, an op keeps its token.
+  EXPECT_EQ(nodes[0]->attrs_token, nodes[1]->attrs_token);
+  // Attributes of one token whose data ints differ (a scalar's integer form) are not the same.
+  KeptAttrs kept(*nodes[0]);
+  ASSERT_FALSE(kept.attrs.values.empty());
+  kept.attrs.values[0] += 1;
+  EXPECT_FALSE(kept.same_as(*nodes[0]));
+  EXPECT_TRUE(kept.same_structure_as(*nodes[0]));
 }
 
 }  // namespace

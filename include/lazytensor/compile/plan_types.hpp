@@ -92,7 +92,7 @@ struct Plan {
   // position, in position order. A loop's later graphs mostly carry the same values, and equal
   // attributes have the same structure, which first_difference then need not walk. Not saved:
   // a plan loaded from disk checks by structure alone.
-  std::vector<std::pair<int, Attrs>> compiled_attrs;
+  std::vector<std::pair<int, KeptAttrs>> compiled_attrs;
   Adjacency inputs;
   std::vector<int> roots;
   std::vector<PlanStep> steps;

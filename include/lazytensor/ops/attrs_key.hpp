@@ -5,6 +5,7 @@
 // or another number.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
@@ -105,26 +106,42 @@ class HashWords {
   std::size_t n_ = 0;
 };
 
-/// The hash of the structural words of `a`, the attributes of `op`. A loop traces the same
-/// attributes every step, and walking a fragment's layout to find its words costs about as
-/// much as the rest of making the node: so each thread remembers, for a few ops each, the
-/// last attributes it hashed (all their ints, their data count and the bits of their floats,
-/// of which the words are a function) and their hash.
-inline hash_t structural_digest(const OpDesc& op, const Attrs& a) {
+/// The hash of the structural words of some attributes, and their token: attributes with the
+/// same nonzero token are those of one op with the same ints, float bits and counts (their data
+/// ints may differ), so have the same structure. A cached plan and a bound row loop compare
+/// tokens where they would otherwise compare every attribute of every node on each run.
+struct StructuralDigest {  // no member initialisers: kept in a thread_local table read unguarded
+  hash_t hash;
+  std::uint64_t token;  // 0: none
+};
+
+namespace detail {
+inline std::uint64_t next_attrs_token() {
+  static std::atomic<std::uint64_t> issued{0};
+  return issued.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace detail
+
+/// The digest of `a`, the attributes of `op`. A loop traces the same attributes every step, and
+/// walking a fragment's layout to find its words costs about as much as the rest of making the
+/// node: so each thread remembers, for a few ops each, the last attributes it hashed (all their
+/// ints, their data count and the bits of their floats, of which the words are a function), their
+/// hash and the token issued for them.
+inline StructuralDigest structural_digest(const OpDesc& op, const Attrs& a) {
   constexpr std::size_t max_ints = 16, max_floats = 4, entries = 32;
   struct Entry {
     const OpDesc* op;
     std::uint32_t n_ints, n_values, n_floats;
     std::array<std::int64_t, max_ints> ints;
     std::array<std::uint64_t, max_floats> float_bits;
-    hash_t digest;
+    StructuralDigest digest;
   };
-  auto digest = [&] {
+  auto hash = [&] {
     HashWords words;
     for_each_structural_word(op, a, [&](std::int64_t w) { words.put(w); });
     return words.hash();
   };
-  if (a.ints.size() > max_ints || a.floats.size() > max_floats) return digest();
+  if (a.ints.size() > max_ints || a.floats.size() > max_floats) return {hash(), 0};
   static thread_local std::array<Entry, entries> memo;  // trivially constructed: no guard on access
   Entry& e = memo[(reinterpret_cast<std::uintptr_t>(&op) * 0x9E3779B97F4A7C15u) >> (64 - std::countr_zero(entries))];
   // Word by word, leaving at the first difference: the words were stored one by one just
@@ -145,7 +162,7 @@ inline hash_t structural_digest(const OpDesc& op, const Attrs& a) {
   e.n_floats = static_cast<std::uint32_t>(a.floats.size());
   std::copy(a.ints.begin(), a.ints.end(), e.ints.begin());
   for (std::size_t k = 0; k < a.floats.size(); ++k) e.float_bits[k] = std::bit_cast<std::uint64_t>(a.floats[k]);
-  e.digest = digest();
+  e.digest = {hash(), detail::next_attrs_token()};
   return e.digest;
 }
 

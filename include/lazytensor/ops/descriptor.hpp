@@ -1,6 +1,7 @@
 #pragma once
 // The op descriptor: everything the tracer, the executors and (later) autograd need to know
 // about one op. Passes dispatch on `kind` and traits, never on a particular op.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -44,11 +45,16 @@ struct Attrs {
 
   bool empty() const { return ints.empty() && values.empty() && floats.empty(); }
   /// The three counts first: attributes that differ mostly differ in one, and then no list
-  /// is walked. Always inline: a plan compares every node's attributes on each run, and GCC
-  /// keeps a comparison of three lists out of line.
+  /// is walked. Floats compare by their bits: a kernel bound to 0 must not serve -0, and a NaN
+  /// is the same attribute as itself. Always inline: a plan compares every node's attributes on
+  /// each run, and GCC keeps a comparison of three lists out of line.
   [[gnu::always_inline]] friend bool operator==(const Attrs& a, const Attrs& b) {
-    return a.ints.size() == b.ints.size() && a.values.size() == b.values.size() &&
-           a.floats.size() == b.floats.size() && a.ints == b.ints && a.values == b.values && a.floats == b.floats;
+    if (a.ints.size() != b.ints.size() || a.values.size() != b.values.size() || a.floats.size() != b.floats.size() ||
+        !(a.ints == b.ints) || !(a.values == b.values))
+      return false;
+    for (std::size_t k = 0; k < a.floats.size(); ++k)
+      if (std::bit_cast<std::uint64_t>(a.floats[k]) != std::bit_cast<std::uint64_t>(b.floats[k])) return false;
+    return true;
   }
 };
 

@@ -107,15 +107,15 @@ inline bool RowLoop::rebind(const Schedule& s, std::vector<Array>& values) {
     if (m.source || m.kernel.converts || m.same_as >= 0 || m.fused_op >= 0) continue;
     if (m.on_views) {
       if (!m.reduction) m.attrs = &n.attrs;
-      else if (!(n.attrs == m.bound_attrs)) m.row_attrs = reduction::attrs_over_rows(n.attrs), m.bound_attrs = n.attrs;
+      else if (!m.bound_attrs.same_as(n)) m.row_attrs = reduction::attrs_over_rows(n.attrs), m.bound_attrs = KeptAttrs(n);
       continue;
     }
     if (m.constant) {
-      if (!(n.attrs == m.bound_attrs)) bind_constant(m, n);
+      if (!m.bound_attrs.same_as(n)) bind_constant(m, n);
       continue;
     }
     if (!m.reduction) m.attrs = &n.attrs;
-    if (n.attrs == m.bound_attrs) continue;
+    if (m.bound_attrs.same_as(n)) continue;
     const BoundKernel was = m.kernel;
     if (!bind_kernel(i, operand_metas(i)) || m.kernel.input != was.input || (m.kernel.map == nullptr) != (was.map == nullptr) ||
         (m.kernel.map_uniform_last == nullptr) != (was.map_uniform_last == nullptr) ||
@@ -139,7 +139,7 @@ inline RowLoop::External RowLoop::external(std::size_t k) const {
 
 inline void RowLoop::bind_constant(Member& m, const Node& n) {
   at_running_level(*n.op).kernel({}, View{m.constant_value, n.meta.dtype, Shape{}, Strides{}, n.meta.wrapped_number}, n.attrs);
-  m.bound_attrs = n.attrs;
+  m.bound_attrs = KeptAttrs(n);
 }
 
 inline std::span<const Meta> RowLoop::operand_metas(std::size_t i) const {
@@ -173,7 +173,7 @@ inline bool RowLoop::bind_kernel(std::size_t i, std::span<const Meta> metas) {
   out.dtype = n.meta.dtype;
   if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
   m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
-  m.bound_attrs = n.attrs;
+  m.bound_attrs = KeptAttrs(n);
   return at_running_level(*n.op).bind(metas, out, *m.attrs, m.kernel);
 }
 
@@ -265,7 +265,7 @@ inline void RowLoop::bind_on_views(std::size_t i) {
   m.on_views = at_running_level(*n.op).kernel;
   if (m.reduction) m.row_attrs = reduction::attrs_over_rows(n.attrs);
   m.attrs = m.reduction ? &m.row_attrs : &n.attrs;
-  m.bound_attrs = n.attrs;
+  m.bound_attrs = KeptAttrs(n);
   m.materialized = plan_.materialized[idx(g_.members[i].position)];
   if (!m.materialized) m.scratch = reserve(tile_rows_ * m.per, n.meta.dtype);
   ++on_views_;

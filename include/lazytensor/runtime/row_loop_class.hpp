@@ -118,7 +118,7 @@ class RowLoop {
     std::size_t first_input = 0, input_count = 0;  // its inputs in inputs_
     const Attrs* attrs = nullptr;  // the node's, or for a reduction row_attrs over [rows, row]
     Attrs row_attrs;
-    Attrs bound_attrs;  // the node's attributes its kernel (or constant value) was bound with
+    KeptAttrs bound_attrs;  // the node's attributes its kernel (or constant value) was bound with
     std::int64_t per = 0;  // values per row it makes
     DType out_dtype = DType::f32;  // the dtype of the values it makes
     bool constant = false, reduction = false, per_row_inputs = false, fixed_inputs = false;

@@ -114,6 +114,7 @@ struct Node {
   NodeInputs inputs;  // inputs own their producers; nothing points back
   Meta meta;
   Attrs attrs;
+  std::uint64_t attrs_token;  // the token of `attrs` (ops/attrs_key.hpp), 0 when none
   // The user's line that recorded it (core/site.hpp), read by debug output only: last, out of
   // the lines a walk reads, and never part of the hash.
   Site site;
@@ -167,21 +168,41 @@ inline NodePtr make_node(const OpDesc& op, Attrs&& attrs, NodeInputs&& inputs, c
             static_cast<std::int64_t>(meta.shape.rank()) << 24 | static_cast<std::int64_t>(meta.wrapped_number) << 32);
   for (std::int64_t d : meta.shape) words.put(d);
   words.put(static_cast<std::int64_t>(attrs.ints.size()));
+  StructuralDigest digest{};
   if (all_structural(op, attrs)) {
     for (std::int64_t w : attrs.ints) words.put(w);
   } else {
-    words.put(static_cast<std::int64_t>(structural_digest(op, attrs)));
+    digest = structural_digest(op, attrs);
+    words.put(static_cast<std::int64_t>(digest.hash));
   }
   for (const NodePtr& in : inputs) words.put(static_cast<std::int64_t>(in->hash));
   const std::array<std::uint8_t, 3> order = walk_order(inputs);
   // Made mutable (and handed out const) so that own_input may fill an input of a node just made.
   return std::allocate_shared<Node>(PoolAllocator<Node>{}, &op, words.hash(), 0u, 0, order, std::move(inputs), meta,
-                                    std::move(attrs), site);
+                                    std::move(attrs), digest.token, site);
 }
 inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inputs, const Meta& meta,
                          const Site& site) {
   return make_node(op, std::move(attrs), NodeInputs(std::move(inputs)), meta, site);
 }
+
+/// Attributes kept from a node, with their token: whether a later node's attributes equal them
+/// then costs, while the tokens match, a compare of the data ints alone.
+struct KeptAttrs {
+  Attrs attrs;
+  std::uint64_t token = 0;
+
+  KeptAttrs() = default;
+  explicit KeptAttrs(const Node& n) : attrs(n.attrs), token(n.attrs_token) {}
+  /// Equal tokens mean equal ints and float bits: equal attributes once the data ints are
+  /// equal too.
+  bool same_as(const Node& n) const {
+    if (token != 0 && n.attrs_token == token) return n.attrs.values == attrs.values;
+    return n.attrs == attrs;
+  }
+  /// Equal structure (ops/attrs_key.hpp), where this compare is enough to tell.
+  bool same_structure_as(const Node& n) const { return (token != 0 && n.attrs_token == token) || n.attrs == attrs; }
+};
 
 /// A handle of `producer`'s node that owns nothing: an input of a node being made, which reads
 /// only its hash and op, until own_input puts an owning handle in its place.
@@ -203,7 +224,7 @@ inline hash_t data_node_hash(const OpDesc& device_data, const Meta& meta) {
 inline NodePtr make_data_node(const OpDesc& device_data, Array data) {
   Meta meta{data.view.shape, data.view.dtype, data.view.wrapped_number};
   hash_t h = data_node_hash(device_data, meta);
-  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}, {}}, {}, std::move(data), {}});
+  return std::allocate_shared<const DataNode>(PoolAllocator<DataNode>{}, DataNode{{&device_data, h, 0, 0, {}, {}, meta, {}, 0, {}}, {}, std::move(data), {}});
 }
 
 /// Node -> position for one walk, written into the nodes themselves. One such walk runs at a

@@ -76,7 +76,7 @@ struct PendingStep {
 /// A device_data leaf of `meta` whose value `step` will write; hashed like any data of `meta`.
 inline std::shared_ptr<DataNode> make_pending_leaf(const Meta& meta, std::shared_ptr<PendingStep> step) {
   const OpDesc& op = leaf::device_data;
-  return std::allocate_shared<DataNode>(PoolAllocator<DataNode>{}, DataNode{{&op, data_node_hash(op, meta), 0, 0, {}, {}, meta, {}, {}}, std::move(step), {}, {}});
+  return std::allocate_shared<DataNode>(PoolAllocator<DataNode>{}, DataNode{{&op, data_node_hash(op, meta), 0, 0, {}, {}, meta, {}, 0, {}}, std::move(step), {}, {}});
 }
 
 /// Blocks until leaf `n` has its value (at once for data that is there); raises the error of
