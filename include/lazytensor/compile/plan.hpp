@@ -44,8 +44,7 @@ inline Plan make_plan(const Schedule& s) {
     plan.value_elements += node->meta.shape.numel();
     if (!node->is_data()) append_structural_words(*node->op, node->attrs, plan.words.flat);
     plan.words.close_list();
-    if (!node->is_data() && !all_structural(*node->op, node->attrs))
-      plan.compiled_attrs.emplace_back(static_cast<int>(p), KeptAttrs(*node));
+    made.attrs_token = node->attrs_token;
     grouper.add(static_cast<int>(p));
   }
   plan.inputs = s.inputs;
@@ -115,15 +114,10 @@ inline Plan make_plan(std::span<const NodePtr> roots) { return make_plan(make_sc
 /// -1 when `s` fits the plan. Data leaves match on shape and dtype; the rest also on op,
 /// attribute structure and inputs.
 inline int first_difference(const Plan& plan, const Schedule& s) {
-  // Attributes equal to the compiled node's, or of its token, have its structure (a float
-  // scalar's structure is whether it is 0, 1 or another value, which equal values share).
-  auto kept = plan.compiled_attrs.begin();
+  // Attributes of the compiled node's token have its structure; others are walked.
   auto same_attrs = [&](std::size_t p, const Node& node) {
-    while (kept != plan.compiled_attrs.end() && static_cast<std::size_t>(kept->first) < p) ++kept;
-    if (kept != plan.compiled_attrs.end() && static_cast<std::size_t>(kept->first) == p &&
-        kept->second.same_structure_as(node))
-      return true;
-    return same_structure(*node.op, node.attrs, plan.words[p]);
+    const std::uint64_t token = plan.nodes[p].attrs_token;
+    return (token != 0 && node.attrs_token == token) || same_structure(*node.op, node.attrs, plan.words[p]);
   };
   const std::size_t n = std::min(plan.nodes.size(), s.order.size());
   for (std::size_t p = 0; p < n; ++p) {

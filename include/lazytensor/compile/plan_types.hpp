@@ -61,6 +61,10 @@ struct PlanStep {
 struct PlanNode {
   OpId op;
   Meta meta;
+  // The compiled node's attribute token (trace/node.hpp): a node of a later graph with the same
+  // token has the same attribute structure, which first_difference then need not walk. Not
+  // saved: a plan loaded from disk checks by structure alone.
+  std::uint64_t attrs_token = 0;
 };
 
 /// A compiled step graph. It refers to positions in the graph's schedule, never to its nodes:
@@ -88,11 +92,6 @@ struct Plan {
   hash_t key = 0;  // the schedule key it was compiled for
   std::vector<PlanNode> nodes;
   FlatLists<std::int64_t> words;  // per position: its attributes' structure (ops/attrs_key.hpp)
-  // The attributes of the compiled graph's nodes whose structure is not simply their ints, by
-  // position, in position order. A loop's later graphs mostly carry the same values, and equal
-  // attributes have the same structure, which first_difference then need not walk. Not saved:
-  // a plan loaded from disk checks by structure alone.
-  std::vector<std::pair<int, KeptAttrs>> compiled_attrs;
   Adjacency inputs;
   std::vector<int> roots;
   std::vector<PlanStep> steps;

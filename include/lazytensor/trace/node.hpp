@@ -187,7 +187,7 @@ inline NodePtr make_node(const OpDesc& op, Attrs attrs, std::vector<NodePtr> inp
 }
 
 /// Attributes kept from a node, with their token: whether a later node's attributes equal them
-/// then costs, while the tokens match, a compare of the data ints alone.
+/// (a bound kernel serves it) then costs, while the tokens match, a compare of the data ints.
 struct KeptAttrs {
   Attrs attrs;
   std::uint64_t token = 0;
@@ -200,8 +200,6 @@ struct KeptAttrs {
     if (token != 0 && n.attrs_token == token) return n.attrs.values == attrs.values;
     return n.attrs == attrs;
   }
-  /// Equal structure (ops/attrs_key.hpp), where this compare is enough to tell.
-  bool same_structure_as(const Node& n) const { return (token != 0 && n.attrs_token == token) || n.attrs == attrs; }
 };
 
 /// A handle of `producer`'s node that owns nothing: an input of a node being made, which reads
