@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
     double eigen = bench::eigen_sgemm_gflops(m, threads, quick ? 3 : 5);
     const double peak = bench::fma_peak_gflops(threads);
     std::printf("  FMA peak (independent multiply-adds): %.1f GFLOP/s\n", peak);
+    if (const double bf16 = bench::bf16_dot_peak_gflops(threads); bf16 > 0)
+      std::printf("  bf16 dot peak (independent vdpbf16ps): %.1f GFLOP/s (%.2fx the FMA peak)\n", bf16, bf16 / peak);
+    else
+      std::printf("  bf16 dot peak: this CPU has no AVX512-BF16\n");
     std::printf("  (SGEMM %d^3)\n", n);
     bench::print_row("SGEMM Eigen", eigen, "GFLOP/s", eigen / q.eigen);
 #ifdef LAZYTENSOR_BENCH_HAVE_CBLAS
