@@ -30,8 +30,9 @@ std::vector<double> product_reference(const std::vector<float>& a, const std::ve
 TEST_P(Bf16ProductsOnDevice, ProductsAccumulateInF32AndRoundOnce) {
   const Device dev = GetParam();
   // Shapes past every edge of the AVX512-BF16 kernel: odd k, columns not a multiple of 16,
-  // rows not a multiple of 8, more than one block of k and of columns.
-  for (auto [n, k, m] : {std::array{1, 1, 1}, {3, 5, 7}, {9, 33, 17}, {70, 515, 300}, {16, 2, 33}}) {
+  // rows not a multiple of 8, more than one block of k and of columns; past 256 rows, B is
+  // packed from either layout.
+  for (auto [n, k, m] : {std::array{1, 1, 1}, {3, 5, 7}, {9, 33, 17}, {70, 515, 300}, {16, 2, 33}, {260, 67, 40}}) {
     manual_seed(static_cast<std::uint64_t>(n * 1000 + k));
     Tensor a = randn({n, k}, cpu, bf16), b = randn({k, m}, cpu, bf16);
     const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();

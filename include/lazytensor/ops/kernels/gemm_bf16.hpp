@@ -87,31 +87,70 @@ inline constexpr std::int64_t bf16_nc = 256;     // columns per block
 
 /// B's columns [j0, j0 + cols) and k-pairs [p0, p0 + pairs) as vdpbf16ps reads them: per
 /// 16 columns, per k-pair, 16 lanes of (B[2p, j], B[2p + 1, j]); zeros past k and past cols.
+/// Packing reads B once per product, so its common layouts take wide moves: rows of B
+/// contiguous (two rows' 16 values interleaved by one permute), or columns contiguous (a pair
+/// is one 32-bit word of a column).
 inline void pack_b_pairs(const Bf16GemmArgs& g, std::int64_t j0, std::int64_t cols, std::int64_t p0, std::int64_t pairs,
                          std::uint16_t* dst) {
   const std::int64_t panels = (cols + 15) / 16;
-  for (std::int64_t q = 0; q < panels; ++q)
-    for (std::int64_t p = 0; p < pairs; ++p) {
-      std::uint16_t* out = dst + (q * pairs + p) * 32;
-      for (std::int64_t l = 0; l < 16; ++l) {
-        const std::int64_t j = j0 + q * 16 + l, k0 = 2 * (p0 + p);
-        const bool col = j < j0 + cols;
-        out[2 * l] = col ? g.b[k0 * g.b_row + j * g.b_col].bits : 0;
-        out[2 * l + 1] = col && k0 + 1 < g.k ? g.b[(k0 + 1) * g.b_row + j * g.b_col].bits : 0;
+  const auto* b = reinterpret_cast<const std::uint16_t*>(g.b);
+  const std::int64_t whole_pairs = std::clamp<std::int64_t>(g.k / 2 - p0, 0, pairs);  // both rows inside k
+  // Lane l of the result: row 0's value l, then row 1's value l.
+  alignas(64) static constexpr std::uint16_t interleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                              8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i order = _mm512_load_si512(interleave);
+  for (std::int64_t q = 0; q < panels; ++q) {
+    const std::int64_t j = j0 + q * 16, lanes = std::min<std::int64_t>(16, j0 + cols - j);
+    std::uint16_t* out = dst + q * pairs * 32;
+    std::int64_t p = 0;
+    if (g.b_col == 1) {
+      const auto mask = static_cast<__mmask16>((1u << lanes) - 1u);
+      for (; p < whole_pairs; ++p) {
+        const std::uint16_t* row = b + 2 * (p0 + p) * g.b_row + j;
+        const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi16(mask, row)),
+                                                _mm256_maskz_loadu_epi16(mask, row + g.b_row), 1);
+        _mm512_storeu_si512(out + p * 32, _mm512_permutexvar_epi16(order, both));
       }
+    } else if (g.b_row == 1) {
+      for (std::int64_t l = 0; l < 16; ++l) {
+        const std::uint16_t* column = b + (j + l) * g.b_col + 2 * p0;
+        for (std::int64_t t = 0; t < whole_pairs; ++t) {
+          std::uint32_t word = 0;
+          if (l < lanes) std::memcpy(&word, column + 2 * t, 4);
+          std::memcpy(out + t * 32 + 2 * l, &word, 4);
+        }
+      }
+      p = whole_pairs;
     }
+    for (; p < pairs; ++p)
+      for (std::int64_t l = 0; l < 16; ++l) {
+        const std::int64_t k0 = 2 * (p0 + p);
+        const bool col = l < lanes;
+        out[p * 32 + 2 * l] = col && k0 < g.k ? b[k0 * g.b_row + (j + l) * g.b_col] : 0;
+        out[p * 32 + 2 * l + 1] = col && k0 + 1 < g.k ? b[(k0 + 1) * g.b_row + (j + l) * g.b_col] : 0;
+      }
+  }
 }
 
-/// A's rows [i0, i0 + rows) and k-pairs [p0, p0 + pairs): per row, the pairs as 32-bit words.
+/// A's rows [i0, i0 + rows) and k-pairs [p0, p0 + pairs): per row, the pairs as 32-bit words
+/// (along a row of a row-major A, already so: copied).
 inline void pack_a_pairs(const Bf16GemmArgs& g, std::int64_t i0, std::int64_t rows, std::int64_t p0, std::int64_t pairs,
                          std::uint32_t* dst) {
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t p = 0; p < pairs; ++p) {
-      const std::int64_t i = i0 + r, k0 = 2 * (p0 + p);
+  const std::int64_t whole_pairs = std::clamp<std::int64_t>(g.k / 2 - p0, 0, pairs);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t i = i0 + r;
+    std::int64_t p = 0;
+    if (g.a_col == 1) {
+      std::memcpy(dst + r * pairs, g.a + i * g.a_row + 2 * p0, static_cast<std::size_t>(whole_pairs) * 4);
+      p = whole_pairs;
+    }
+    for (; p < pairs; ++p) {
+      const std::int64_t k0 = 2 * (p0 + p);
       const std::uint32_t lo = g.a[i * g.a_row + k0 * g.a_col].bits;
       const std::uint32_t hi = k0 + 1 < g.k ? g.a[i * g.a_row + (k0 + 1) * g.a_col].bits : 0u;
       dst[r * pairs + p] = lo | hi << 16;
     }
+  }
 }
 
 /// C[R rows, up to 32 columns] (+)= A pairs x B pairs over `pairs` k-pairs; `first`: C is
