@@ -2,7 +2,9 @@
 // relu, post-norm, eval, no grad, input [8, 128, 256]. One call = trace + barrier + wait. Beside
 // it, in the same run and timed in turns: the layer's products alone as plain cblas_sgemm calls
 // with OpenBLAS's own threads (the "GEMM-only bound"; ratio = its time / the layer's time).
-// bench_torch_w6 is the LibTorch peer; it prints the same bound, so that runs compare.
+// bench_torch_w6 is the LibTorch peer; it prints the same bound, so that runs compare. The call
+// again under lt::autocast(bf16) (products in bf16, the weights' casts kept by autocast's cache),
+// in the same turns, and its time over the f32 call's.
 //
 //   bench_w6 [--quick]
 #include <cstdio>
@@ -37,6 +39,10 @@ int main(int argc, char** argv) {
     lt::wait_device_ops();
     bench::keep(y);
   };
+  auto autocast_call = [&] {
+    lt::autocast guard(lt::bf16);
+    call();
+  };
   const double gflop = 2.0 * (n * s * e * 3.0 * e + 2.0 * n * s * s * e + n * s * e * e + 2.0 * n * s * e * ff) / 1e9;
   std::printf("W6, TransformerEncoderLayer(256, 4, 1024), eval, [8, 128, 256], %.3f GFLOP of products per call "
               "(medians of %d calls, timed in turns with the bound)\n",
@@ -58,8 +64,8 @@ int main(int argc, char** argv) {
                              layer.linear2.weight.to_vector<float>());
 #endif
   for (int threads : {2, 1}) {
-    std::vector<std::function<void()>> fs = {call};
-    std::vector<int> runs = {calls};
+    std::vector<std::function<void()>> fs = {call, autocast_call};
+    std::vector<int> runs = {calls, calls};
 #ifdef LAZYTENSOR_BENCH_HAVE_CBLAS
     fs.push_back([&] {
       if (bench::cblas_threads_settable()) openblas_set_num_threads(threads);
@@ -70,9 +76,11 @@ int main(int argc, char** argv) {
 #endif
     std::vector<double> t = bench::with_threads(threads, [&] { return bench::medians_in_turns(fs, runs, rounds); });
     std::printf(" %d thread%s\n", threads, threads > 1 ? "s" : "");
-    double bound = t.size() > 1 ? t[1] : 0;
+    double bound = t.size() > 2 ? t[2] : 0;
     if (bound > 0) bench::print_row("products, cblas_sgemm", 1e3 * bound, "ms", 1.0, gflop / bound, "GFLOP/s");
     bench::print_row("lazytensor W6 call", 1e3 * t[0], "ms", bound > 0 ? t[0] / bound : 0, gflop / t[0], "GFLOP/s");
+    bench::print_row("  under autocast(bf16)", 1e3 * t[1], "ms", bound > 0 ? t[1] / bound : 0, gflop / t[1], "GFLOP/s");
+    std::printf("  autocast time / f32 time: %.3f (target without AMX: <= 0.7)\n", t[1] / t[0]);
     const double peak = bench::fma_peak_gflops(threads);
     bench::print_row("products at the FMA peak", 1e3 * gflop / peak, "ms", bound > 0 ? gflop / peak / bound : 0, peak, "GFLOP/s");
   }
