@@ -11,7 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512BF16__) && defined(__AVX512BW__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512BF16__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__)
 #include <immintrin.h>
 #define LAZYTENSOR_BF16_DOT 1
 #endif
