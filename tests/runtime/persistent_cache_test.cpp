@@ -366,6 +366,7 @@ pid_t start_writer(const fs::path& dir, std::int64_t first) {
   return pid;
 }
 void kill_writer(pid_t pid) {
+  ASSERT_GT(pid, 0) << "no writer was started";  // kill(0) would signal this whole process group
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
